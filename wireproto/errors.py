@@ -1,0 +1,120 @@
+"""The one exception tree of wireproto.
+
+Every error the library raises on purpose is a :class:`WireprotoError`. Blame is
+built into the tree: ``Local*`` means this process did something wrong (a bug
+in the caller), ``Remote*`` means the peer sent something it should not have.
+Library errors from msgspec, anyio or websockets are converted at a single
+point each and chained with ``from``.
+
+::
+
+    WireprotoError
+    ├── LocalProtocolError          we broke the protocol (duplicate id, bad call)
+    ├── RemoteProtocolError         the peer broke the protocol
+    │   ├── InvalidMessage          an inbound message that cannot be accepted;
+    │   │                           carries the JSON-RPC error to answer with
+    │   └── MessageTooLarge         an inbound message over the size limit
+    ├── RpcError                    a JSON-RPC error object (code, message, data):
+    │   │                           raised by ``Peer.request`` when the peer
+    │   │                           answers with an error, and by handlers to
+    │   │                           answer with one
+    │   └── RequestCancelled        -32800: the request was cancelled
+    └── ConnectionClosed            the connection ended; pending work failed
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "ConnectionClosed",
+    "InvalidMessage",
+    "LocalProtocolError",
+    "MessageTooLarge",
+    "RemoteProtocolError",
+    "RequestCancelled",
+    "RpcError",
+    "WireprotoError",
+]
+
+
+class WireprotoError(Exception):
+    """Base class of every exception raised by wireproto on purpose."""
+
+
+class LocalProtocolError(WireprotoError):
+    """This side tried to do something the protocol forbids (the caller's bug)."""
+
+
+class RemoteProtocolError(WireprotoError):
+    """The peer sent something the protocol forbids."""
+
+
+class InvalidMessage(RemoteProtocolError):
+    """An inbound message that cannot be accepted.
+
+    Attributes:
+        code: the JSON-RPC error code to answer with.
+        message: the error message to answer with.
+        data: optional error data.
+        id: the id to answer with (``None`` when it is unknown).
+        reply: whether the protocol wants an answer at all (some
+            malformed inputs are only logged).
+    """
+
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        data: Any = None,
+        *,
+        id: int | str | None = None,
+        reply: bool = True,
+    ) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.id = id
+        self.reply = reply
+
+
+class MessageTooLarge(RemoteProtocolError):
+    """An inbound message exceeded the configured maximum size.
+
+    The offending bytes were discarded; the stream stays usable.
+    """
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(f"message larger than {max_bytes} bytes discarded")
+        self.max_bytes = max_bytes
+
+
+class RpcError(WireprotoError):
+    """A JSON-RPC error: raised by ``Peer.request`` and by handlers.
+
+    Attributes:
+        code: the JSON-RPC error code.
+        message: the human-readable message.
+        data: optional structured detail (``None`` when absent).
+    """
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.code!r}, {self.message!r}, {self.data!r})"
+
+
+class RequestCancelled(RpcError):
+    """The request was cancelled (JSON-RPC code -32800)."""
+
+    def __init__(self, message: str = "Request cancelled", data: Any = None) -> None:
+        super().__init__(-32800, message, data)
+
+
+class ConnectionClosed(WireprotoError):
+    """The connection ended; the request or send could not complete."""

@@ -1,0 +1,300 @@
+"""Sans-I/O JSON-RPC 2.0 codec: bytes in, typed messages out, and back.
+
+Theory of operation
+-------------------
+Decoding happens in two passes, each with a decoder built once:
+
+1. :meth:`Decoder.decode` validates the *envelope* (``jsonrpc``, ``id``,
+   ``method``, ``error``) and keeps ``params`` / ``result`` as undecoded
+   :class:`msgspec.Raw` slices. The envelope is then classified with the
+   :class:`Dialect` table of the protocol: what a missing ``jsonrpc`` means,
+   whether ``"id": null`` with a method is a request or a notification, and
+   whether a message with neither method nor id is answered.
+2. :meth:`Decoder.decode_params` / :meth:`Decoder.decode_result` turn the raw
+   payload into the type the router or the pending request expects, with a
+   ``msgspec`` decoder cached per type. Validation errors become
+   :class:`~wireproto.errors.InvalidMessage` carrying ``-32602`` and
+   ``data: {"path": "$.a.b[0]", "reason": "..."}``.
+
+Every malformed input maps to exactly one error answer (or a logged drop), as
+the table in :data:`_ENVELOPE_ERRORS` and the dialect say. Unknown members
+are ignored. Encoding reuses one buffer and appends the ``\\n`` frame
+terminator; ``"jsonrpc": "2.0"``, ``id`` and ``method`` are written before
+the payload.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, TypeVar, cast
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from wireproto.errors import InvalidMessage
+from wireproto.jsonrpc.messages import (
+    Error,
+    ErrorCode,
+    ErrorResponse,
+    Id,
+    Message,
+    Notification,
+    Request,
+    Response,
+)
+
+__all__ = [
+    "ACP_DIALECT",
+    "WIRE_DIALECT",
+    "Decoder",
+    "Dialect",
+    "Encoder",
+    "Incoming",
+    "IncomingResponse",
+    "validation_error_data",
+]
+
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class Dialect:
+    """Envelope strictness and error texts of one protocol.
+
+    Attributes:
+        name: a short name for logs.
+        require_jsonrpc: a missing ``jsonrpc`` member is ``-32600``.
+        null_id_is_notification: ``"id": null`` with a method is a
+            notification (Wire) rather than a request answered with
+            ``id: null`` (ACP).
+        answer_idless: a message with neither method nor id gets ``-32600``
+            (ACP); otherwise it is only logged (Wire).
+        null_params_as_absent: ``"params": null`` is treated like absent.
+        error_data_null: error objects always carry ``data`` (``null`` when
+            empty), as the Wire reference emits them.
+        parse_error / invalid_request / invalid_response / method_not_found /
+        invalid_params / internal_error: message texts; ``{method}`` is
+            replaced with the method name.
+    """
+
+    name: str
+    require_jsonrpc: bool
+    null_id_is_notification: bool
+    answer_idless: bool
+    null_params_as_absent: bool
+    error_data_null: bool
+    parse_error: str = "Parse error"
+    invalid_request: str = "Invalid request"
+    invalid_response: str = "Invalid response"
+    method_not_found: str = "Method not found"
+    invalid_params: str = "Invalid params"
+    internal_error: str = "Internal error"
+
+    def error(self, code: int, message: str, data: Any = UNSET) -> Error:
+        """Build an error object the way this dialect writes it."""
+        if data is UNSET and self.error_data_null:
+            data = None
+        return Error(code=code, message=message, data=data)
+
+
+WIRE_DIALECT = Dialect(
+    name="wire",
+    require_jsonrpc=False,
+    null_id_is_notification=True,
+    answer_idless=False,
+    null_params_as_absent=True,
+    error_data_null=True,
+    parse_error="Invalid JSON format",
+    method_not_found="Unexpected method received: {method}",
+    invalid_params="Invalid parameters for method `{method}`",
+)
+"""Kimi CLI Wire: lenient envelope, reference error texts, ``data: null``."""
+
+ACP_DIALECT = Dialect(
+    name="acp",
+    require_jsonrpc=True,
+    null_id_is_notification=False,
+    answer_idless=True,
+    null_params_as_absent=False,
+    error_data_null=False,
+)
+"""Agent Client Protocol: strict envelope, standard error texts."""
+
+
+class _Envelope(msgspec.Struct):
+    """The first-pass view of any message; payloads stay raw."""
+
+    jsonrpc: str | UnsetType = UNSET
+    id: int | str | None | UnsetType = UNSET
+    method: str | UnsetType = UNSET
+    params: msgspec.Raw = msgspec.Raw()
+    result: msgspec.Raw = msgspec.Raw()
+    error: msgspec.Raw = msgspec.Raw()
+
+
+class IncomingResponse(msgspec.Struct):
+    """A decoded response: ``result`` stays raw until the caller decodes it."""
+
+    id: Id
+    result: msgspec.Raw | UnsetType = UNSET
+    error: Error | None = None
+
+
+Incoming = Request | Notification | IncomingResponse
+"""What :meth:`Decoder.decode` returns. Request/Notification params are raw."""
+
+_EMPTY_OBJECT = msgspec.Raw(b"{}")
+
+
+def validation_error_data(exc: msgspec.ValidationError) -> dict[str, str]:
+    """Split a msgspec validation message into ``{"path", "reason"}``."""
+    text = str(exc)
+    reason, sep, path = text.rpartition(" - at `")
+    if not sep:
+        return {"path": "$", "reason": text}
+    return {"path": path.rstrip("`"), "reason": reason}
+
+
+class Decoder:
+    """Decode inbound messages under one :class:`Dialect`.
+
+    One instance per connection (or shared: it holds no per-message state).
+    """
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self._envelope = msgspec.json.Decoder(_Envelope)
+        self._error = msgspec.json.Decoder(Error)
+        self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+    def decode(self, data: bytes | bytearray | memoryview) -> Incoming:
+        """Decode and classify one message.
+
+        Returns:
+            a :class:`Request` or :class:`Notification` whose ``params`` is a
+            :class:`msgspec.Raw` (``UNSET`` when absent), or an
+            :class:`IncomingResponse`.
+
+        Raises:
+            InvalidMessage: the message cannot be accepted; the exception
+                carries the answer (``reply`` is false when the protocol
+                wants only a log line).
+        """
+        d = self.dialect
+        try:
+            env = self._envelope.decode(data)
+        except msgspec.ValidationError as exc:
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
+        except msgspec.DecodeError as exc:
+            raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
+        if env.jsonrpc is UNSET:
+            if d.require_jsonrpc:
+                raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
+        elif env.jsonrpc != "2.0":
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
+        if env.method is not UNSET:
+            return self._call(env, env.method)
+        if env.id is UNSET or env.id is None:
+            if env.id is None and (env.result or env.error):
+                # An answer to something the peer could not parse: never reply
+                # to it (two peers would ping-pong errors forever).
+                raise InvalidMessage(
+                    ErrorCode.INVALID_REQUEST, "response with null id", reply=False
+                )
+            raise InvalidMessage(
+                ErrorCode.INVALID_REQUEST, d.invalid_request, reply=d.answer_idless
+            )
+        return self._response(env, env.id)
+
+    def _call(self, env: _Envelope, method: str) -> Request | Notification:
+        params: Any = env.params if env.params else UNSET
+        if self.dialect.null_params_as_absent and params is not UNSET and bytes(params) == b"null":
+            params = UNSET
+        if env.id is UNSET or (env.id is None and self.dialect.null_id_is_notification):
+            return Notification(method=method, params=params)
+        return Request(id=env.id, method=method, params=params)
+
+    def _response(self, env: _Envelope, id: Id) -> IncomingResponse:
+        if env.error:
+            try:
+                return IncomingResponse(id=id, error=self._error.decode(env.error))
+            except msgspec.DecodeError as exc:
+                raise InvalidMessage(
+                    ErrorCode.INVALID_REQUEST, self.dialect.invalid_response
+                ) from exc
+        if env.result:
+            return IncomingResponse(id=id, result=env.result)
+        raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
+
+    def _decoder_for(self, type_: Any) -> msgspec.json.Decoder[Any]:
+        dec = self._typed.get(type_)
+        if dec is None:
+            dec = self._typed[type_] = msgspec.json.Decoder(type_)
+        return dec
+
+    def decode_params(self, method: str, params: Any, type_: type[T]) -> T:
+        """Decode a request's raw ``params`` into ``type_``.
+
+        Absent params decode as ``{}`` (so a Struct with all-optional fields
+        is satisfied and a required field is reported by name).
+
+        Raises:
+            InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``.
+        """
+        raw = _EMPTY_OBJECT if params is UNSET else cast(msgspec.Raw, params)
+        try:
+            return cast(T, self._decoder_for(type_).decode(raw))
+        except msgspec.ValidationError as exc:
+            raise InvalidMessage(
+                ErrorCode.INVALID_PARAMS,
+                self.dialect.invalid_params.format(method=method),
+                validation_error_data(exc),
+            ) from exc
+
+    def decode_result(self, result: msgspec.Raw, type_: type[T]) -> T:
+        """Decode a response's raw ``result`` into ``type_``.
+
+        Raises:
+            msgspec.ValidationError: the result does not match ``type_``
+                (the peer converts it into a remote protocol error).
+        """
+        return cast(T, self._decoder_for(type_).decode(result))
+
+
+class Encoder:
+    """Encode outbound messages into a reused buffer, newline-terminated."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self._encoder = msgspec.json.Encoder()
+        self._buf = bytearray(4096)
+
+    def encode(self, message: Message) -> bytes:
+        """Return one message as compact UTF-8 JSON followed by ``\\n``.
+
+        Raises:
+            TypeError: the payload holds an object msgspec cannot encode.
+        """
+        buf = self._buf
+        self._encoder.encode_into(message, buf)
+        buf.append(10)
+        out = bytes(buf)
+        if len(buf) > 1 << 20:  # do not pin a huge buffer after a big message
+            self._buf = bytearray(4096)
+        return out
+
+    def request(self, id: Id, method: str, params: Any = UNSET) -> bytes:
+        """Encode a request."""
+        return self.encode(Request(id=id, method=method, params=params))
+
+    def notification(self, method: str, params: Any = UNSET) -> bytes:
+        """Encode a notification."""
+        return self.encode(Notification(method=method, params=params))
+
+    def response(self, id: Id | None, result: Any) -> bytes:
+        """Encode a success response (``result`` may be ``None``)."""
+        return self.encode(Response(id=id, result=result))
+
+    def error(self, id: Id | None, code: int, message: str, data: Any = UNSET) -> bytes:
+        """Encode an error response in this dialect's style."""
+        return self.encode(ErrorResponse(id=id, error=self.dialect.error(code, message, data)))

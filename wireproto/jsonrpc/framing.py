@@ -1,0 +1,126 @@
+"""Sans-I/O newline framing for byte-stream transports (stdio, subprocess).
+
+Theory of operation
+-------------------
+:class:`LineFramer` keeps one byte buffer and a scan offset, so every byte is
+examined once however the stream is chunked (linear time). :meth:`feed`
+appends bytes; :meth:`next_message` returns the next complete line without
+its terminator (``\\r\\n`` tolerated), skips blank lines, and returns
+``None`` when more input is needed.
+
+A line longer than ``max_bytes`` is never buffered whole: the framer drops
+what it holds, discards input up to the next ``\\n``, and reports the overflow
+once (as a :class:`~wireproto.errors.MessageTooLarge` from
+:meth:`next_message`). Framing then resumes with the following line, so the
+connection stays usable.
+"""
+
+from __future__ import annotations
+
+from wireproto.errors import MessageTooLarge
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineFramer", "frame"]
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""Default maximum size of one message: 64 MiB."""
+
+_BLANK = frozenset(b" \t\r")
+
+
+def frame(message: bytes) -> bytes:
+    """Return ``message`` terminated by exactly one ``\\n``."""
+    return message if message.endswith(b"\n") else message + b"\n"
+
+
+class LineFramer:
+    """Split a byte stream into newline-delimited messages.
+
+    Args:
+        max_bytes: the largest accepted message, terminator excluded.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
+        self.max_bytes = max_bytes
+        self._buf = bytearray()
+        self._scan = 0  # bytes of _buf known to hold no newline
+        self._discarding = False  # inside an oversized line
+        self._overflows = 0  # oversized lines not yet reported
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held while waiting for the end of a line."""
+        return len(self._buf)
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Append received bytes."""
+        if self._discarding:
+            if isinstance(data, memoryview):
+                data = bytes(data)
+            nl = data.find(b"\n")
+            if nl < 0:
+                return
+            self._discarding = False
+            data = data[nl + 1 :]
+        self._buf += data
+        self._check_overflow()
+
+    def _check_overflow(self) -> None:
+        # Only the unscanned tail can hold a newline; an oversized line with
+        # no newline yet is dropped now so memory stays bounded.
+        while len(self._buf) > self.max_bytes + 2:
+            nl = self._buf.find(b"\n", self._scan)
+            if nl < 0:
+                del self._buf[:]
+                self._scan = 0
+                self._discarding = True
+                self._overflows += 1
+                return
+            if nl > self.max_bytes + 1:
+                del self._buf[: nl + 1]
+                self._scan = 0
+                self._overflows += 1
+                continue
+            return
+
+    def next_message(self) -> bytes | None:
+        """Return the next complete message, or ``None`` if more bytes are needed.
+
+        Raises:
+            MessageTooLarge: an oversized line was discarded (reported once
+                per line; call again to continue).
+        """
+        while True:
+            if self._overflows:
+                self._overflows -= 1
+                raise MessageTooLarge(self.max_bytes)
+            buf = self._buf
+            nl = buf.find(b"\n", self._scan)
+            if nl < 0:
+                self._scan = len(buf)
+                return None
+            end = nl - 1 if nl > 0 and buf[nl - 1] == 13 else nl
+            line = bytes(buf[:end])
+            del buf[: nl + 1]
+            self._scan = 0
+            if len(line) > self.max_bytes:
+                raise MessageTooLarge(self.max_bytes)
+            if not line or (line[0] in _BLANK and not line.strip()):
+                continue
+            return line
+
+    def messages(self) -> list[bytes]:
+        """Return every complete message buffered so far (overflows skipped).
+
+        Prefer :meth:`next_message` when overflows must be reported.
+        """
+        out: list[bytes] = []
+        while True:
+            try:
+                msg = self.next_message()
+            except MessageTooLarge:
+                continue
+            if msg is None:
+                return out
+            out.append(msg)

@@ -1,0 +1,501 @@
+"""A transport-agnostic, bidirectional JSON-RPC peer.
+
+Theory of operation
+-------------------
+``async with Peer(stream, router) as peer`` starts three owned tasks:
+
+* the **reader** receives whole messages from the stream, has the codec
+  classify them, and never blocks on a handler: requests are admitted to at
+  most ``max_concurrency`` handler tasks, then to a bounded backlog, and
+  beyond that answered at once with ``overload_code``; responses and
+  cancellations are applied immediately;
+* the **inbox** handles notifications one at a time in arrival order (no task
+  per notification). A response that arrives while notifications are still
+  queued goes through the inbox too, so a caller is never resumed before the
+  notifications that preceded its response on the wire were handled;
+* the **writer** is the only task that writes. Producers encode their message
+  and put the bytes on a bounded queue (waiting when it is full); the writer
+  coalesces whatever is queued into one transport write when the stream
+  supports ``send_many``.
+
+Closing (leaving the ``async with``): the reader, inbox and handlers are
+cancelled, the writer flushes what it can within ``flush_timeout``, pending
+outgoing requests fail with :class:`~wireproto.errors.ConnectionClosed`
+chained to the cause, and the stream is closed. No task outlives the peer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections import deque
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+
+import anyio
+import anyio.abc
+import msgspec
+from msgspec import UNSET
+
+from wireproto.errors import (
+    ConnectionClosed,
+    InvalidMessage,
+    LocalProtocolError,
+    MessageTooLarge,
+    RemoteProtocolError,
+    RequestCancelled,
+    RpcError,
+)
+from wireproto.jsonrpc.codec import (
+    ACP_DIALECT,
+    Decoder,
+    Dialect,
+    Encoder,
+    IncomingResponse,
+)
+from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
+from wireproto.rpc.router import Route, Router
+
+__all__ = ["Peer", "SupportsSendMany"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+_STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+@runtime_checkable
+class SupportsSendMany(Protocol):
+    """A stream that can write several whole messages in one operation."""
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        """Send every item, in order."""
+
+
+class _Pending:
+    """One outgoing request waiting for its response."""
+
+    __slots__ = ("event", "method", "response")
+
+    def __init__(self, method: str) -> None:
+        self.method = method
+        self.event = anyio.Event()
+        self.response: IncomingResponse | BaseException | None = None
+
+    def resolve(self, response: IncomingResponse | BaseException) -> None:
+        if self.response is None:
+            self.response = response
+            self.event.set()
+
+
+class Peer:
+    """One end of a JSON-RPC connection: sends and serves requests.
+
+    Args:
+        stream: an anyio object stream carrying whole messages as bytes.
+        router: the handlers for inbound requests and notifications.
+        dialect: the protocol's envelope rules and error texts.
+        cancel_method: the notification that cancels one request (e.g.
+            ``"$/cancel_request"``); ``None`` when the protocol has none.
+        cancel_param: the params key holding the cancelled id.
+        max_concurrency: inbound requests handled at once.
+        backlog: inbound requests waiting beyond ``max_concurrency``.
+        overload_code: the error code answering a request beyond the backlog.
+        send_queue: outgoing messages buffered before producers wait.
+        inbox_size: notifications buffered before the reader waits.
+        flush_timeout: seconds the writer may take to flush on close.
+        name: a label for log lines.
+    """
+
+    def __init__(
+        self,
+        stream: anyio.abc.ObjectStream[bytes],
+        router: Router | None = None,
+        *,
+        dialect: Dialect = ACP_DIALECT,
+        cancel_method: str | None = None,
+        cancel_param: str = "requestId",
+        max_concurrency: int = 64,
+        backlog: int = 256,
+        overload_code: int = -32099,
+        send_queue: int = 256,
+        inbox_size: int = 256,
+        flush_timeout: float = 5.0,
+        name: str = "peer",
+    ) -> None:
+        self._stream = stream
+        self.router = router if router is not None else Router()
+        self.dialect = dialect
+        self.cancel_method = cancel_method
+        self.cancel_param = cancel_param
+        self.max_concurrency = max_concurrency
+        self.backlog_size = backlog
+        self.overload_code = overload_code
+        self.flush_timeout = flush_timeout
+        self.name = name
+        self._decoder = Decoder(dialect)
+        self._encoder = Encoder(dialect)
+        self._send_queue = send_queue
+        self._inbox_size = inbox_size
+        self._ids = itertools.count()
+        self._pending: dict[tuple[type, Id], _Pending] = {}
+        self._running: dict[tuple[type, Id], anyio.CancelScope] = {}
+        self._backlog: deque[tuple[Request, Route]] = deque()
+        self._active = 0
+        self._inbox_busy = 0
+        self._closed_cause: BaseException | None = None
+        self._closed = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._work_scope = anyio.CancelScope()
+
+    # ------------------------------------------------------------------ life
+
+    async def __aenter__(self) -> Peer:
+        out_send, out_recv = anyio.create_memory_object_stream[bytes](self._send_queue)
+        in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
+        self._out, self._inbox = out_send, in_send
+        self._inbox_slots = anyio.Semaphore(self._inbox_size)
+        self._writer_done = anyio.Event()
+        self._tg = anyio.create_task_group()
+        await self._tg.__aenter__()
+        self._tg.start_soon(self._write_loop, out_recv)
+        self._tg.start_soon(self._work, in_recv)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._tg is not None
+        self._work_scope.cancel()
+        self._mark_closed(ConnectionClosed("connection closed locally"))
+        self._out.close()
+        with anyio.move_on_after(self.flush_timeout, shield=True):
+            await self._writer_done.wait()
+        self._tg.cancel_scope.cancel()
+        try:
+            await self._tg.__aexit__(None, None, None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._stream.aclose()
+        return None
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has ended (reader finished or peer closed)."""
+        return self._closed.is_set()
+
+    async def wait_closed(self) -> None:
+        """Wait until the inbound side ends (EOF, broken stream, or local close)."""
+        await self._closed.wait()
+
+    def _mark_closed(self, cause: BaseException) -> None:
+        if self._closed_cause is None:
+            self._closed_cause = cause
+        for pending in self._pending.values():
+            err = ConnectionClosed(f"connection closed before {pending.method} was answered")
+            err.__cause__ = cause
+            pending.resolve(err)
+        self._closed.set()
+
+    # --------------------------------------------------------------- sending
+
+    async def _send(self, data: bytes) -> None:
+        try:
+            await self._out.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ConnectionClosed("connection closed") from exc
+
+    async def notify(self, method: str, params: Any = UNSET) -> None:
+        """Send a notification; waits while the outgoing queue is full.
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+        """
+        await self._send(self._encoder.encode(Notification(method=method, params=params)))
+
+    async def request(
+        self,
+        method: str,
+        params: Any = UNSET,
+        *,
+        result_type: type[T] = cast(Any, Any),
+        timeout: float | None = None,
+        id: Id | None = None,
+    ) -> T:
+        """Send a request and wait for its response.
+
+        Args:
+            method: the method name.
+            params: any msgspec-encodable value; omitted when ``UNSET``.
+            result_type: the type the result is decoded into.
+            timeout: seconds to wait before giving up (``TimeoutError``).
+            id: an explicit id (default: the next integer, from 0).
+
+        Returns:
+            the decoded result.
+
+        Raises:
+            RpcError: the peer answered with an error.
+            RemoteProtocolError: the result does not match ``result_type``.
+            ConnectionClosed: the connection ended first.
+            LocalProtocolError: ``id`` is already pending.
+            TimeoutError: no answer within ``timeout``. A cancellation
+                notification is sent on timeout and on cancellation.
+        """
+        if self._closed.is_set():
+            raise ConnectionClosed("connection closed") from self._closed_cause
+        rid: Id = next(self._ids) if id is None else id
+        key = (type(rid), rid)
+        if key in self._pending:
+            raise LocalProtocolError(f"request id {rid!r} is already pending")
+        slot = self._pending[key] = _Pending(method)
+        try:
+            await self._send(self._encoder.encode(Request(id=rid, method=method, params=params)))
+            with anyio.fail_after(timeout):
+                await slot.event.wait()
+        finally:
+            del self._pending[key]
+            if slot.response is None:
+                await self._send_cancel(rid)
+        return self._result(slot.response, result_type)
+
+    async def _send_cancel(self, rid: Id) -> None:
+        if self.cancel_method is None or self._closed.is_set():
+            return
+        with anyio.move_on_after(1.0, shield=True):
+            try:
+                await self.notify(self.cancel_method, {self.cancel_param: rid})
+            except ConnectionClosed:
+                pass
+
+    def _result(self, response: IncomingResponse | BaseException | None, type_: type[T]) -> T:
+        if isinstance(response, BaseException):
+            raise response
+        assert response is not None
+        if response.error is not None:
+            e = response.error
+            data = None if e.data is UNSET else e.data
+            if e.code == ErrorCode.REQUEST_CANCELLED:
+                raise RequestCancelled(e.message, data)
+            raise RpcError(e.code, e.message, data)
+        raw = response.result
+        assert isinstance(raw, msgspec.Raw)
+        try:
+            return self._decoder.decode_result(raw, type_)
+        except msgspec.ValidationError as exc:
+            raise RemoteProtocolError(f"invalid result: {exc}") from exc
+
+    # --------------------------------------------------------------- writing
+
+    async def _write_loop(self, queue: anyio.abc.ObjectReceiveStream[bytes]) -> None:
+        stream = self._stream
+        many = isinstance(stream, SupportsSendMany)
+        try:
+            async with queue:
+                async for first in queue:
+                    batch = [first]
+                    while len(batch) < 64:
+                        try:
+                            batch.append(queue.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    if many:
+                        await cast(SupportsSendMany, stream).send_many(batch)
+                    else:
+                        for item in batch:
+                            await stream.send(item)
+        except _STREAM_GONE as exc:
+            log.debug("%s: write side closed: %r", self.name, exc)
+            self._mark_closed(exc)
+        finally:
+            self._writer_done.set()
+
+    # --------------------------------------------------------------- reading
+
+    async def _work(self, inbox: anyio.abc.ObjectReceiveStream[Any]) -> None:
+        assert self._tg is not None
+        with self._work_scope:
+            async with anyio.create_task_group() as tg:
+                self._handlers = tg
+                tg.start_soon(self._inbox_loop, inbox)
+                await self._read_loop()
+                await anyio.sleep_forever()  # handlers run on until the owner closes
+
+    async def _read_loop(self) -> None:
+        cause: BaseException
+        while True:
+            try:
+                data = await self._stream.receive()
+            except MessageTooLarge as exc:
+                log.warning("%s: %s", self.name, exc)
+                await self._reply_error(
+                    None, ErrorCode.INVALID_REQUEST, "Message too large",
+                    {"max_bytes": exc.max_bytes},
+                )
+                continue
+            except _STREAM_GONE as exc:
+                cause = exc
+                break
+            except Exception as exc:  # a transport failure we do not know
+                log.exception("%s: transport failed", self.name)
+                cause = exc
+                break
+            await self._dispatch(data)
+        log.debug("%s: inbound side ended: %r", self.name, cause)
+        self._mark_closed(cause)
+
+    async def _dispatch(self, data: bytes) -> None:
+        try:
+            msg = self._decoder.decode(data)
+        except InvalidMessage as exc:
+            log.warning("%s: invalid message: %s", self.name, exc)
+            if exc.reply:
+                await self._reply_error(exc.id, exc.code, exc.message, exc.data)
+            return
+        if isinstance(msg, IncomingResponse):
+            self._on_response(msg)
+        elif isinstance(msg, Request):
+            await self._on_request(msg)
+        else:
+            await self._on_notification(msg)
+
+    def _on_response(self, msg: IncomingResponse) -> None:
+        pending = self._pending.get((type(msg.id), msg.id))
+        if pending is None:
+            log.info("%s: response to unknown id %r dropped", self.name, msg.id)
+        elif self._inbox_busy:
+            self._inbox_busy += 1
+            self._inbox.send_nowait((pending, msg))
+        else:
+            pending.resolve(msg)
+
+    async def _on_request(self, msg: Request) -> None:
+        route = self.router.get(msg.method)
+        if route is None or route.notification:
+            await self._reply_error(
+                msg.id, ErrorCode.METHOD_NOT_FOUND,
+                self.dialect.method_not_found.format(method=msg.method),
+            )
+        elif self._active < self.max_concurrency:
+            self._active += 1
+            self._handlers.start_soon(self._serve, msg, route)
+        elif len(self._backlog) < self.backlog_size:
+            self._backlog.append((msg, route))
+        else:
+            log.warning("%s: overloaded, refusing %s", self.name, msg.method)
+            await self._reply_error(msg.id, self.overload_code, "Server overloaded")
+
+    async def _on_notification(self, msg: Notification) -> None:
+        if msg.method == self.cancel_method:
+            self._on_cancel(msg)
+            return
+        route = self.router.get(msg.method)
+        if route is None:
+            log.debug("%s: notification %s ignored", self.name, msg.method)
+        elif not route.notification:
+            log.warning("%s: request %s sent as a notification dropped", self.name, msg.method)
+        else:
+            await self._inbox_slots.acquire()
+            self._inbox_busy += 1
+            self._inbox.send_nowait((route, msg))
+
+    def _on_cancel(self, msg: Notification) -> None:
+        try:
+            params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
+            rid = params[self.cancel_param]
+        except (InvalidMessage, KeyError):
+            log.warning("%s: malformed %s dropped", self.name, msg.method)
+            return
+        if not isinstance(rid, (int, str)) or isinstance(rid, bool):
+            log.warning("%s: %s with a bad id dropped", self.name, msg.method)
+            return
+        scope = self._running.get((type(rid), rid))
+        if scope is not None:
+            scope.cancel()
+            return
+        for i, (req, _) in enumerate(self._backlog):
+            if req.id == rid and type(req.id) is type(rid):
+                del self._backlog[i]
+                self._handlers.start_soon(
+                    self._reply_error, rid, ErrorCode.REQUEST_CANCELLED, "Request cancelled"
+                )
+                return
+        log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
+
+    async def _inbox_loop(self, inbox: anyio.abc.ObjectReceiveStream[Any]) -> None:
+        async for target, msg in inbox:
+            self._inbox_busy -= 1
+            if isinstance(target, _Pending):
+                target.resolve(msg)
+                continue
+            self._inbox_slots.release()
+            try:
+                params = self._decoder.decode_params(msg.method, msg.params, target.params_type)
+                await target.handler(params)
+            except InvalidMessage as exc:
+                log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
+            except Exception:
+                log.exception("%s: notification handler for %s failed", self.name, msg.method)
+
+    # ------------------------------------------------------------- handling
+
+    async def _serve(self, msg: Request, route: Route) -> None:
+        try:
+            while True:
+                await self._handle(msg, route)
+                if not self._backlog:
+                    return
+                msg, route = self._backlog.popleft()
+        finally:
+            self._active -= 1
+
+    async def _handle(self, msg: Request, route: Route) -> None:
+        key = (type(msg.id), msg.id) if msg.id is not None else None
+        scope = anyio.CancelScope()
+        if key is not None:
+            self._running[key] = scope
+        result: Any = UNSET
+        try:
+            with scope:
+                params = self._decoder.decode_params(msg.method, msg.params, route.params_type)
+                result = await route.handler(params)
+        except InvalidMessage as exc:
+            await self._reply_error(msg.id, exc.code, exc.message, exc.data)
+            return
+        except RpcError as exc:
+            data = UNSET if exc.data is None else exc.data
+            await self._reply_error(msg.id, exc.code, exc.message, data)
+            return
+        except Exception:
+            log.exception("%s: handler for %s failed", self.name, msg.method)
+            await self._reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
+            return
+        finally:
+            if key is not None and self._running.get(key) is scope:
+                del self._running[key]
+        if scope.cancelled_caught and result is UNSET:
+            await self._reply_error(msg.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+            return
+        try:
+            data = self._encoder.response(msg.id, None if result is UNSET else result)
+        except (TypeError, ValueError):
+            log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
+            await self._reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
+            return
+        await self._send_quiet(data)
+
+    async def _reply_error(
+        self, id: Id | None, code: int, message: str, data: Any = UNSET
+    ) -> None:
+        await self._send_quiet(self._encoder.error(id, code, message, data))
+
+    async def _send_quiet(self, data: bytes) -> None:
+        try:
+            await self._send(data)
+        except ConnectionClosed:
+            log.debug("%s: reply dropped, connection closed", self.name)

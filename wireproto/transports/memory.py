@@ -1,0 +1,35 @@
+"""In-memory transport: two linked message streams, for tests and embedding.
+
+Each direction is a bounded anyio memory channel carrying whole messages, so
+a slow reader makes the writer wait exactly as a full pipe would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+import anyio.abc
+from anyio.streams.stapled import StapledObjectStream
+
+__all__ = ["MemoryStream", "memory_pair"]
+
+
+class MemoryStream(StapledObjectStream[bytes]):
+    """One end of an in-memory connection (an ``ObjectStream[bytes]``)."""
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        """Send several messages in order."""
+        for item in items:
+            await self.send_stream.send(item)
+
+
+def memory_pair(max_buffer: int = 64) -> tuple[MemoryStream, MemoryStream]:
+    """Return two connected streams; what one sends, the other receives.
+
+    Args:
+        max_buffer: messages buffered per direction before a sender waits.
+    """
+    a_send, b_recv = anyio.create_memory_object_stream[bytes](max_buffer)
+    b_send, a_recv = anyio.create_memory_object_stream[bytes](max_buffer)
+    return MemoryStream(a_send, a_recv), MemoryStream(b_send, b_recv)
