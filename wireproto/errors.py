@@ -19,7 +19,13 @@ point each and chained with ``from``.
     │   │                           answers with an error, and by handlers to
     │   │                           answer with one
     │   └── RequestCancelled        -32800: the request was cancelled
-    └── ConnectionClosed            the connection ended; pending work failed
+    ├── ConnectionClosed            the connection ended; pending work failed
+    └── AgentError                  a protocol-neutral agent failure; each adapter
+        │                           maps it to its protocol's error code
+        ├── AuthRequired            authentication is needed / failed
+        ├── InvalidArgument         bad input (unknown option, auth method, cursor)
+        ├── NotFound                unknown session, file ...
+        └── Busy                    a turn is already running
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AgentError",
+    "AuthRequired",
+    "Busy",
+    "InvalidArgument",
+    "NotFound",
     "ConnectionClosed",
     "InvalidMessage",
     "LocalProtocolError",
@@ -118,3 +129,31 @@ class RequestCancelled(RpcError):
 
 class ConnectionClosed(WireprotoError):
     """The connection ended; the request or send could not complete."""
+
+
+class AgentError(WireprotoError):
+    """A protocol-neutral failure raised by agent code or the agent runtime.
+
+    Adapters translate each subclass into their protocol's error (a table
+    in each adapter). ``message`` is safe to show to the client.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AuthRequired(AgentError):
+    """Authentication is required first, or it failed."""
+
+
+class InvalidArgument(AgentError):
+    """The request carried an invalid value (option, auth method, cursor ...)."""
+
+
+class NotFound(AgentError):
+    """The named session (or other resource) does not exist."""
+
+
+class Busy(AgentError):
+    """The session already runs a turn."""

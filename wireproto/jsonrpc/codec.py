@@ -72,6 +72,8 @@ class Dialect:
         null_params_as_absent: ``"params": null`` is treated like absent.
         error_data_null: error objects always carry ``data`` (``null`` when
             empty), as the Wire reference emits them.
+        replace_invalid_utf8: invalid UTF-8 is decoded with replacement
+            characters (Wire) instead of answering ``-32700``.
         parse_error / invalid_request / invalid_response / method_not_found /
         invalid_params / internal_error: message texts; ``{method}`` is
             replaced with the method name.
@@ -83,6 +85,7 @@ class Dialect:
     answer_idless: bool
     null_params_as_absent: bool
     error_data_null: bool
+    replace_invalid_utf8: bool = False
     parse_error: str = "Parse error"
     invalid_request: str = "Invalid request"
     invalid_response: str = "Invalid response"
@@ -91,9 +94,13 @@ class Dialect:
     internal_error: str = "Internal error"
 
     def error(self, code: int, message: str, data: Any = UNSET) -> Error:
-        """Build an error object the way this dialect writes it."""
-        if data is UNSET and self.error_data_null:
-            data = None
+        """Build an error object the way this dialect writes it.
+
+        ``data`` of ``None`` or ``UNSET`` means "no data": written as
+        ``"data": null`` when :attr:`error_data_null`, omitted otherwise.
+        """
+        if data is UNSET or data is None:
+            data = None if self.error_data_null else UNSET
         return Error(code=code, message=message, data=data)
 
 
@@ -104,6 +111,7 @@ WIRE_DIALECT = Dialect(
     answer_idless=False,
     null_params_as_absent=True,
     error_data_null=True,
+    replace_invalid_utf8=True,
     parse_error="Invalid JSON format",
     method_not_found="Unexpected method received: {method}",
     invalid_params="Invalid parameters for method `{method}`",
@@ -155,6 +163,16 @@ def validation_error_data(exc: msgspec.ValidationError) -> dict[str, str]:
     return {"path": path.rstrip("`"), "reason": reason}
 
 
+def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
+    """Return ``data`` with invalid UTF-8 replaced by U+FFFD, or ``None`` if it was valid."""
+    raw = bytes(data)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace").encode("utf-8")
+    return None
+
+
 class Decoder:
     """Decode inbound messages under one :class:`Dialect`.
 
@@ -186,7 +204,10 @@ class Decoder:
         except msgspec.ValidationError as exc:
             raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
         except msgspec.DecodeError as exc:
-            raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
+            repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
+            if repaired is None:
+                raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
+            return self.decode(repaired)
         if env.jsonrpc is UNSET:
             if d.require_jsonrpc:
                 raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
@@ -215,6 +236,8 @@ class Decoder:
         return Request(id=env.id, method=method, params=params)
 
     def _response(self, env: _Envelope, id: Id) -> IncomingResponse:
+        if env.error and env.result:  # exactly one of the two is allowed
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
         if env.error:
             try:
                 return IncomingResponse(id=id, error=self._error.decode(env.error))
@@ -232,6 +255,20 @@ class Decoder:
             dec = self._typed[type_] = msgspec.json.Decoder(type_)
         return dec
 
+    def _decode_typed(self, raw: msgspec.Raw, type_: Any) -> Any:
+        # A Raw payload was skipped, not checked, by the envelope pass: invalid
+        # UTF-8 inside it only shows up here.
+        dec = self._decoder_for(type_)
+        try:
+            return dec.decode(raw)
+        except msgspec.ValidationError:
+            raise
+        except msgspec.DecodeError:
+            repaired = _repair_utf8(raw) if self.dialect.replace_invalid_utf8 else None
+            if repaired is None:
+                raise
+            return dec.decode(repaired)
+
     def decode_params(self, method: str, params: Any, type_: type[T]) -> T:
         """Decode a request's raw ``params`` into ``type_``.
 
@@ -239,26 +276,31 @@ class Decoder:
         is satisfied and a required field is reported by name).
 
         Raises:
-            InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``.
+            InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``, or
+                ``-32700`` when the params hold invalid UTF-8 (and the
+                dialect does not replace it).
         """
         raw = _EMPTY_OBJECT if params is UNSET else cast(msgspec.Raw, params)
         try:
-            return cast(T, self._decoder_for(type_).decode(raw))
+            return cast(T, self._decode_typed(raw, type_))
         except msgspec.ValidationError as exc:
             raise InvalidMessage(
                 ErrorCode.INVALID_PARAMS,
                 self.dialect.invalid_params.format(method=method),
                 validation_error_data(exc),
             ) from exc
+        except msgspec.DecodeError as exc:
+            raise InvalidMessage(ErrorCode.PARSE_ERROR, self.dialect.parse_error) from exc
 
     def decode_result(self, result: msgspec.Raw, type_: type[T]) -> T:
         """Decode a response's raw ``result`` into ``type_``.
 
         Raises:
-            msgspec.ValidationError: the result does not match ``type_``
-                (the peer converts it into a remote protocol error).
+            msgspec.DecodeError: the result does not match ``type_``
+                (:class:`msgspec.ValidationError`) or holds invalid UTF-8;
+                the peer converts it into a remote protocol error.
         """
-        return cast(T, self._decoder_for(type_).decode(result))
+        return cast(T, self._decode_typed(result, type_))
 
 
 class Encoder:

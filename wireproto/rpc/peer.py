@@ -287,7 +287,7 @@ class Peer:
         assert isinstance(raw, msgspec.Raw)
         try:
             return self._decoder.decode_result(raw, type_)
-        except msgspec.ValidationError as exc:
+        except msgspec.DecodeError as exc:  # includes ValidationError
             raise RemoteProtocolError(f"invalid result: {exc}") from exc
 
     # --------------------------------------------------------------- writing

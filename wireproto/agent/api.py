@@ -1,0 +1,355 @@
+"""The protocol-neutral agent API: write an agent once, serve it over Wire and ACP.
+
+An agent subclasses :class:`Agent`, declares what it offers (identity, slash
+commands, tool names, session options, auth methods, hook events) and
+implements :meth:`Agent.prompt`, which receives a
+:class:`~wireproto.agent.turn.Turn`. Everything protocol-specific lives in
+the adapters; they reach the client through a :class:`Channel`.
+
+Example::
+
+    class Echo(Agent):
+        info = AgentInfo(name="echo", version="1.0")
+
+        async def prompt(self, turn: Turn) -> StopReason:
+            await turn.say(f"You said: {turn.text}")
+            return StopReason.END_TURN
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+import msgspec
+
+from wireproto.agent.content import ToolContent
+from wireproto.agent.events import Event, StopReason
+from wireproto.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from wireproto.agent.turn import Turn
+
+__all__ = [
+    "Agent",
+    "AgentInfo",
+    "Approval",
+    "ApprovalRequest",
+    "AuthMethod",
+    "BooleanOption",
+    "Channel",
+    "Choice",
+    "ClientCapabilities",
+    "Decision",
+    "ExternalTool",
+    "McpServer",
+    "Option",
+    "Question",
+    "SelectOption",
+    "Session",
+    "SessionInfo",
+    "SlashCommand",
+    "ToolOutcome",
+]
+
+
+class AgentInfo(msgspec.Struct, frozen=True):
+    """The agent's identity."""
+
+    name: str
+    version: str
+    title: str | None = None
+
+
+class SlashCommand(msgspec.Struct, frozen=True):
+    """A command the user runs by sending ``/NAME [input]`` as a prompt."""
+
+    name: str
+    description: str
+    aliases: tuple[str, ...] = ()
+    input_hint: str | None = None
+
+
+class Choice(msgspec.Struct, frozen=True):
+    """One value of a select option."""
+
+    value: str
+    name: str
+    description: str | None = None
+
+
+class SelectOption(msgspec.Struct, frozen=True):
+    """A session option with a fixed set of string values."""
+
+    id: str
+    name: str
+    choices: tuple[Choice, ...]
+    default: str
+    category: str | None = None
+    description: str | None = None
+
+    def coerce(self, value: str | bool) -> str:
+        """Validate ``value``; raises :class:`InvalidArgument`."""
+        if isinstance(value, str) and any(c.value == value for c in self.choices):
+            return value
+        raise InvalidArgument(f"invalid value {value!r} for option {self.id!r}")
+
+
+class BooleanOption(msgspec.Struct, frozen=True):
+    """An on/off session option.
+
+    Clients that cannot show boolean options get a select with
+    ``off_value`` / ``on_value`` instead.
+    """
+
+    id: str
+    name: str
+    default: bool = False
+    category: str | None = None
+    description: str | None = None
+    off_value: str = "off"
+    on_value: str = "on"
+
+    def coerce(self, value: str | bool) -> bool:
+        """Validate ``value`` (a bool, or the select fallback strings)."""
+        if isinstance(value, bool):
+            return value
+        if value in (self.off_value, self.on_value):
+            return value == self.on_value
+        raise InvalidArgument(f"invalid value {value!r} for option {self.id!r}")
+
+
+Option = SelectOption | BooleanOption
+"""A declared session option."""
+
+
+class AuthMethod(msgspec.Struct, frozen=True):
+    """A way to authenticate, performed by the agent itself."""
+
+    id: str
+    name: str
+    description: str | None = None
+
+
+class ExternalTool(msgspec.Struct, frozen=True):
+    """A tool implemented by the client (Wire KLIP-12)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class ClientCapabilities(msgspec.Struct):
+    """What the connected client can do, in protocol-neutral terms."""
+
+    name: str | None = None
+    version: str | None = None
+    read_text_file: bool = False
+    write_text_file: bool = False
+    terminal: bool = False
+    boolean_options: bool = False
+    notices: bool = False
+    questions: bool = False
+    plan_mode: bool = False
+    external_tools: dict[str, ExternalTool] = {}
+
+
+class McpServer(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An MCP server configured for a session.
+
+    ``env`` and ``headers`` may hold secrets: never log them.
+    """
+
+    name: str
+    transport: str  # stdio | http | sse
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = {}
+    url: str | None = None
+    headers: dict[str, str] = {}
+
+    def __repr__(self) -> str:  # keep secrets out of logs
+        return f"McpServer(name={self.name!r}, transport={self.transport!r})"
+
+
+class Decision(str, enum.Enum):
+    """The client's answer to an approval request."""
+
+    ALLOW_ONCE = "allow_once"
+    ALLOW_SESSION = "allow_session"
+    REJECT = "reject"
+
+
+class ApprovalRequest(msgspec.Struct, frozen=True):
+    """What the agent asks the client to approve."""
+
+    id: str
+    tool_call_id: str
+    tool: str
+    action: str
+    description: str
+    title: str = ""
+    display: tuple[ToolContent, ...] = ()
+
+
+class Approval(msgspec.Struct, frozen=True):
+    """The client's decision, with optional feedback for the agent."""
+
+    decision: Decision
+    feedback: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        """Whether the operation may run."""
+        return self.decision is not Decision.REJECT
+
+
+class Question(msgspec.Struct, frozen=True):
+    """A multiple-choice question for the user."""
+
+    question: str
+    options: tuple[str, ...]
+    header: str = ""
+    multi_select: bool = False
+
+
+class ToolOutcome(msgspec.Struct, frozen=True):
+    """The result of a client-side (external) tool call."""
+
+    is_error: bool
+    output: str
+    message: str = ""
+
+
+class SessionInfo(msgspec.Struct, frozen=True):
+    """A listed session."""
+
+    session_id: str
+    cwd: str
+    title: str | None
+    updated_at: str
+
+
+class Session:
+    """One conversation: its id, roots, MCP servers, options and agent state.
+
+    Attributes:
+        id: the session id.
+        cwd: the working directory (absolute); relative paths resolve here.
+        roots: directories file access is confined to (``cwd`` first).
+        mcp_servers: MCP servers configured for this session.
+        options: current option values by option id.
+        plan_mode: whether plan mode is on.
+        state: free space for the agent (e.g. remembered approvals).
+    """
+
+    def __init__(
+        self,
+        id: str,
+        cwd: str,
+        *,
+        roots: Sequence[str] = (),
+        mcp_servers: Sequence[McpServer] = (),
+        options: dict[str, str | bool] | None = None,
+    ) -> None:
+        self.id = id
+        self.cwd = cwd
+        self.roots: list[Path] = [Path(cwd), *(Path(r) for r in roots)]
+        self.mcp_servers = list(mcp_servers)
+        self.options: dict[str, str | bool] = dict(options or {})
+        self.plan_mode = False
+        self.state: dict[str, Any] = {}
+        self.title: str | None = None
+        self.updated_at = datetime.now().astimezone()
+        self.channel: Channel | None = None
+        self.turn: Turn | None = None
+
+    def __repr__(self) -> str:
+        return f"Session({self.id!r}, cwd={self.cwd!r})"
+
+
+class Channel(Protocol):
+    """The client side of one connection, as an adapter presents it.
+
+    Adapters implement this; the runtime and turns call it. Every method may
+    raise :class:`~wireproto.errors.ConnectionClosed`. Cancelling the calling
+    task cancels the pending client request (no leak).
+    """
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        """What the client supports."""
+
+    async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
+        """Deliver one event (waits when the client is slow)."""
+
+    async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
+        """Ask the client to approve an operation."""
+
+    async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
+        """Ask a question; returns the chosen labels (empty = dismissed)."""
+
+    async def read_text_file(self, session: Session, path: str) -> str:
+        """Read a file through the client (only when ``read_text_file``)."""
+
+    async def write_text_file(self, session: Session, path: str, content: str) -> None:
+        """Write a file through the client (only when ``write_text_file``)."""
+
+    async def call_tool(
+        self, session: Session, call_id: str, tool: ExternalTool, arguments: Any
+    ) -> ToolOutcome:
+        """Run a client-provided tool."""
+
+    async def run_hook(
+        self, session: Session, event: str, target: str, input: dict[str, Any]
+    ) -> tuple[bool, str]:
+        """Run the client's hooks for ``event``; returns (allowed, reason)."""
+
+
+class Agent:
+    """Base class of an agent. Override :meth:`prompt`; the rest is optional.
+
+    Class attributes declare what the agent offers; the adapters advertise
+    them in each protocol's terms.
+    """
+
+    info: ClassVar[AgentInfo] = AgentInfo(name="wireproto-agent", version="0.1.0")
+    commands: ClassVar[Sequence[SlashCommand]] = ()
+    tools: ClassVar[Sequence[str]] = ()
+    options: ClassVar[Sequence[Option]] = ()
+    auth_methods: ClassVar[Sequence[AuthMethod]] = ()
+    hook_events: ClassVar[Sequence[str]] = ()
+    supports_delete: ClassVar[bool] = True
+    supports_plan_mode: ClassVar[bool] = True
+
+    require_auth: bool = False
+    """When true, sessions can only be used after :meth:`authenticate` succeeded."""
+
+    async def authenticate(self, method_id: str) -> None:
+        """Perform the login ``method_id``.
+
+        Raises:
+            InvalidArgument: unknown method id.
+            AuthRequired: the login failed.
+        """
+        raise InvalidArgument(f"unknown authentication method {method_id!r}")
+
+    async def session_started(self, session: Session, how: str) -> None:
+        """Called when a session is created (``new``), ``load``-ed or ``resume``-d."""
+
+    async def session_closed(self, session: Session) -> None:
+        """Called when a session is closed or its connection ends."""
+
+    async def option_changed(self, session: Session, option_id: str, value: str | bool) -> None:
+        """Called after an option changed (the value is already stored)."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        """Run one turn. Cancellation arrives as anyio cancellation.
+
+        Returns:
+            why the turn ended.
+        """
+        raise NotImplementedError

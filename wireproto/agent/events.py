@@ -1,0 +1,222 @@
+"""Protocol-neutral session events: what a turn produces and history holds.
+
+A :class:`~wireproto.agent.turn.Turn` emits these; the runtime appends each
+to the session store and hands it to the connection's
+:class:`~wireproto.agent.api.Channel`, whose adapter translates it (ACP
+``session/update`` variants, Wire ``event`` types). Replay (ACP
+``session/load``, Wire ``replay``) sends the stored events through the same
+translation, so live and replayed traffic look alike, message ids included.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Union
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from wireproto.agent.content import ContentBlock, ToolContent
+
+__all__ = [
+    "AgentMessageChunk",
+    "ApprovalResolved",
+    "Event",
+    "HistoryCleared",
+    "Location",
+    "Notice",
+    "OptionChanged",
+    "PlanEntry",
+    "PlanModeChanged",
+    "PlanUpdated",
+    "StopReason",
+    "SteerReceived",
+    "ThoughtChunk",
+    "ToolCallStarted",
+    "ToolCallUpdated",
+    "ToolKind",
+    "ToolStatus",
+    "TurnEnded",
+    "UsageUpdated",
+    "UserMessage",
+]
+
+
+class StopReason(str, enum.Enum):
+    """How a turn ended. Adapters map values their protocol lacks to the nearest."""
+
+    END_TURN = "end_turn"
+    CANCELLED = "cancelled"
+    MAX_TOKENS = "max_tokens"
+    MAX_STEPS = "max_steps"
+    REFUSAL = "refusal"
+
+
+class ToolKind(str, enum.Enum):
+    """What a tool call does (a UI hint)."""
+
+    READ = "read"
+    EDIT = "edit"
+    DELETE = "delete"
+    MOVE = "move"
+    SEARCH = "search"
+    EXECUTE = "execute"
+    THINK = "think"
+    FETCH = "fetch"
+    SWITCH_MODE = "switch_mode"
+    OTHER = "other"
+
+
+class ToolStatus(str, enum.Enum):
+    """The state of a tool call."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Location(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A file location a tool call touches (absolute path, 1-based line)."""
+
+    path: str
+    line: int | None = None
+
+
+class PlanEntry(msgspec.Struct, frozen=True):
+    """One entry of a plan."""
+
+    content: str
+    status: str = "pending"  # pending | in_progress | completed
+    priority: str = "medium"  # high | medium | low
+
+
+class UserMessage(msgspec.Struct, tag="user_message", frozen=True):
+    """The user's prompt that started a turn."""
+
+    content: list[ContentBlock]
+    message_id: str
+
+
+class AgentMessageChunk(msgspec.Struct, tag="message", frozen=True):
+    """A piece of the agent's reply; chunks sharing ``message_id`` form one message."""
+
+    text: str
+    message_id: str
+
+
+class ThoughtChunk(msgspec.Struct, tag="thought", frozen=True):
+    """A piece of the agent's visible reasoning."""
+
+    text: str
+    message_id: str
+
+
+class ToolCallStarted(msgspec.Struct, tag="tool_call", frozen=True, omit_defaults=True):
+    """A new tool call."""
+
+    id: str
+    name: str
+    title: str
+    kind: ToolKind = ToolKind.OTHER
+    status: ToolStatus = ToolStatus.PENDING
+    locations: list[Location] = []
+    raw_input: Any = None
+    external: bool = False
+
+
+class ToolCallUpdated(msgspec.Struct, tag="tool_call_update", frozen=True, omit_defaults=True):
+    """A change to a tool call; ``None``/``UNSET`` fields are unchanged.
+
+    ``content`` replaces the whole list. ``message`` is a short explanation
+    of the outcome (Wire shows it to the model).
+    """
+
+    id: str
+    status: ToolStatus | None = None
+    title: str | None = None
+    content: list[ToolContent] | None = None
+    message: str | None = None
+    raw_output: Any | UnsetType = UNSET
+
+
+class PlanUpdated(msgspec.Struct, tag="plan", frozen=True):
+    """The complete current plan (replaces the previous one)."""
+
+    entries: list[PlanEntry]
+
+
+class UsageUpdated(msgspec.Struct, tag="usage", frozen=True, omit_defaults=True):
+    """Context and token usage so far."""
+
+    used: int | None = None
+    size: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    currency: str | None = None
+
+
+class SteerReceived(msgspec.Struct, tag="steer", frozen=True):
+    """Extra user input taken into the running turn."""
+
+    content: list[ContentBlock]
+
+
+class ApprovalResolved(msgspec.Struct, tag="approval", frozen=True):
+    """An approval request was answered (or resolved at turn end)."""
+
+    request_id: str
+    tool_call_id: str
+    decision: str  # allow_once | allow_session | reject
+    feedback: str = ""
+
+
+class PlanModeChanged(msgspec.Struct, tag="plan_mode", frozen=True):
+    """Plan mode was switched on or off."""
+
+    enabled: bool
+
+
+class OptionChanged(msgspec.Struct, tag="option", frozen=True):
+    """A session option changed (by the client or by the agent)."""
+
+    option_id: str
+    value: str | bool
+
+
+class HistoryCleared(msgspec.Struct, tag="clear", frozen=True):
+    """History before this point is dropped from later loads and replays."""
+
+
+class Notice(msgspec.Struct, tag="notice", frozen=True, omit_defaults=True):
+    """Live information for the user (never replayed)."""
+
+    severity: str
+    title: str
+    description: str | None = None
+
+
+class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True):
+    """A turn finished with ``stop_reason``."""
+
+    stop_reason: StopReason
+
+
+Event = Union[
+    UserMessage,
+    AgentMessageChunk,
+    ThoughtChunk,
+    ToolCallStarted,
+    ToolCallUpdated,
+    PlanUpdated,
+    UsageUpdated,
+    SteerReceived,
+    ApprovalResolved,
+    PlanModeChanged,
+    OptionChanged,
+    HistoryCleared,
+    Notice,
+    TurnEnded,
+]
+"""Any session event."""

@@ -1,0 +1,250 @@
+"""The agent runtime: sessions, turns, history and options for one agent.
+
+One :class:`Runtime` serves one :class:`~wireproto.agent.api.Agent` to any
+number of connections (each adapter connection is a
+:class:`~wireproto.agent.api.Channel`). It owns the in-memory sessions, runs
+one turn at a time per session, records every event in the
+:class:`~wireproto.agent.store.SessionStore` before sending it, and replays
+stored history. Sessions are independent: cancelling one never touches
+another.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+
+import anyio
+
+from wireproto.agent.api import Agent, BooleanOption, Channel, McpServer, Session, SessionInfo
+from wireproto.agent.content import ContentBlock, Text
+from wireproto.agent.events import (
+    Event,
+    HistoryCleared,
+    Notice,
+    OptionChanged,
+    PlanModeChanged,
+    StopReason,
+    TurnEnded,
+    UserMessage,
+)
+from wireproto.agent.store import SessionStore
+from wireproto.agent.turn import Turn, new_id
+from wireproto.errors import Busy, InvalidArgument, NotFound
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger(__name__)
+
+_LIVE_ONLY = (Notice,)  # events never written to history
+
+
+class Runtime:
+    """Serve one agent: session lifecycle, turns, history.
+
+    Args:
+        agent: the agent.
+        store: where history lives (default: ``$WIREPROTO_HOME/sessions``).
+    """
+
+    def __init__(self, agent: Agent, store: SessionStore | None = None) -> None:
+        self.agent = agent
+        self.store = store if store is not None else SessionStore()
+        self.sessions: dict[str, Session] = {}
+
+    # ------------------------------------------------------------ sessions
+
+    def _defaults(self) -> dict[str, str | bool]:
+        return {opt.id: opt.default for opt in self.agent.options}
+
+    async def new_session(
+        self,
+        channel: Channel | None,
+        cwd: str,
+        *,
+        roots: Sequence[str] = (),
+        mcp_servers: Sequence[McpServer] = (),
+        session_id: str | None = None,
+    ) -> Session:
+        """Create a session (persisted at once) bound to ``channel``."""
+        sid = session_id or new_id("sess")
+        session = Session(sid, cwd, roots=roots, mcp_servers=mcp_servers, options=self._defaults())
+        session.channel = channel
+        self.store.create(sid, cwd, list(roots))
+        self.sessions[sid] = session
+        await self.agent.session_started(session, "new")
+        return session
+
+    async def open_session(
+        self,
+        channel: Channel | None,
+        session_id: str,
+        cwd: str | None = None,
+        *,
+        roots: Sequence[str] = (),
+        mcp_servers: Sequence[McpServer] = (),
+        replay: bool = False,
+    ) -> Session:
+        """Load (``replay=True``) or resume a stored session, bound to ``channel``.
+
+        With ``replay`` the whole history is sent through ``channel`` before
+        this returns.
+
+        Raises:
+            NotFound: no such session.
+            Busy: the session runs a turn on another connection.
+        """
+        live = self.sessions.get(session_id)
+        if live is not None and live.turn is not None:
+            raise Busy("the session is running a turn")
+        stored = self.store.load(session_id)
+        session = Session(
+            session_id, cwd or stored.cwd, roots=roots, mcp_servers=mcp_servers,
+            options={**self._defaults(), **stored.options},
+        )
+        session.plan_mode = stored.plan_mode
+        session.title = stored.title
+        session.updated_at = stored.updated_at
+        session.channel = channel
+        self.sessions[session_id] = session
+        if replay and channel is not None:
+            for event in stored.events:
+                await channel.send(session, event, replay=True)
+        await self.agent.session_started(session, "load" if replay else "resume")
+        return session
+
+    def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None
+    ) -> tuple[list[SessionInfo], str | None]:
+        """List stored sessions, newest activity first (page size 50).
+
+        Raises:
+            InvalidArgument: the cursor is invalid.
+        """
+        return self.store.list(cwd=cwd, cursor=cursor)
+
+    def get(self, session_id: str) -> Session:
+        """Return a live session. Raises :class:`NotFound`."""
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise NotFound(f"Session {session_id} not found")
+        return session
+
+    async def close_session(self, session_id: str) -> None:
+        """Cancel the session's turn and free it (history stays stored)."""
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            return
+        await self._stop_turn(session)
+        await self.agent.session_closed(session)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Close and delete a session; unknown ids succeed (idempotent)."""
+        await self.close_session(session_id)
+        self.store.delete(session_id)
+
+    async def detach(self, channel: Channel) -> None:
+        """Close every session bound to ``channel`` (its connection ended)."""
+        for session in [s for s in self.sessions.values() if s.channel is channel]:
+            await self.close_session(session.id)
+
+    async def _stop_turn(self, session: Session) -> None:
+        turn = session.turn
+        if turn is None:
+            return
+        turn.cancel()
+        with anyio.move_on_after(5, shield=True):
+            await turn.done.wait()
+
+    # -------------------------------------------------------------- events
+
+    async def emit(self, session: Session, event: Event) -> None:
+        """Record ``event`` in history (unless live-only), then send it."""
+        if not isinstance(event, _LIVE_ONLY):
+            self.store.append(session.id, event)
+        session.updated_at = datetime.now().astimezone()
+        if session.channel is not None:
+            await session.channel.send(session, event)
+
+    # --------------------------------------------------------------- turns
+
+    async def prompt(self, session: Session, content: list[ContentBlock]) -> StopReason:
+        """Run one turn of ``session`` with the prompt ``content``.
+
+        Returns:
+            the stop reason (``CANCELLED`` after :meth:`cancel`).
+
+        Raises:
+            Busy: a turn is already running in this session.
+            Exception: whatever the agent raised (the turn is over).
+        """
+        if session.turn is not None:
+            raise Busy("An agent turn is already in progress")
+        turn = Turn(self, session, content)
+        session.turn = turn
+        try:
+            await self.emit(session, UserMessage(content=content, message_id=new_id("user")))
+            if session.title is None:
+                session.title = _title(content)
+            stop = StopReason.CANCELLED
+            with turn.scope:
+                stop = await self.agent.prompt(turn)
+            if turn.cancelled:
+                stop = StopReason.CANCELLED
+            await self.emit(session, TurnEnded(stop_reason=stop))
+            return stop
+        finally:
+            session.turn = None
+            turn.done.set()
+
+    def cancel(self, session: Session) -> bool:
+        """Cancel the session's running turn; ``False`` when none runs."""
+        if session.turn is None:
+            return False
+        session.turn.cancel()
+        return True
+
+    def steer(self, session: Session, content: list[ContentBlock]) -> bool:
+        """Queue steering input into the running turn; ``False`` when none runs."""
+        if session.turn is None:
+            return False
+        session.turn.steer(content)
+        return True
+
+    # ------------------------------------------------------------- options
+
+    async def set_option(self, session: Session, option_id: str, value: str | bool) -> None:
+        """Set an option (validated against the agent's declaration).
+
+        Raises:
+            InvalidArgument: unknown option or value.
+        """
+        for opt in self.agent.options:
+            if opt.id == option_id:
+                session.options[option_id] = opt.coerce(value)
+                break
+        else:
+            raise InvalidArgument(f"unknown option {option_id!r}")
+        self.store.append(session.id, OptionChanged(option_id, session.options[option_id]))
+        await self.agent.option_changed(session, option_id, session.options[option_id])
+
+    async def set_plan_mode(self, session: Session, enabled: bool) -> None:
+        """Switch plan mode; the change is recorded and sent."""
+        session.plan_mode = enabled
+        await self.emit(session, PlanModeChanged(enabled=enabled))
+
+    async def clear_history(self, session: Session) -> None:
+        """Drop history before now from later loads and replays."""
+        await self.emit(session, HistoryCleared())
+
+    def option_is_boolean(self, option_id: str) -> bool:
+        """Whether ``option_id`` is declared as a boolean option."""
+        return any(o.id == option_id and isinstance(o, BooleanOption) for o in self.agent.options)
+
+
+def _title(content: list[ContentBlock]) -> str | None:
+    for block in content:
+        if isinstance(block, Text) and block.text.strip():
+            return block.text.splitlines()[0][:80]
+    return None

@@ -1,0 +1,342 @@
+"""The :class:`Turn` handed to :meth:`Agent.prompt`: everything a turn can do.
+
+Every operation is async and backpressured (it waits for the client's
+connection to take the event). Cancellation is structured: when the client
+cancels, the runtime cancels the scope the turn runs in, so whatever the
+turn awaits (a chunk send, an approval, a client file read, an external
+tool) is cancelled and the pending client request with it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import jsonschema
+
+from wireproto.agent.api import (
+    Approval,
+    ApprovalRequest,
+    Channel,
+    ClientCapabilities,
+    Question,
+    Session,
+    ToolOutcome,
+)
+from wireproto.agent.content import ContentBlock, Diff, Text, ToolContent, render_prompt
+from wireproto.agent.events import (
+    AgentMessageChunk,
+    ApprovalResolved,
+    Event,
+    Location,
+    PlanEntry,
+    PlanUpdated,
+    SteerReceived,
+    ThoughtChunk,
+    ToolCallStarted,
+    ToolCallUpdated,
+    ToolKind,
+    ToolStatus,
+    UsageUpdated,
+)
+
+from wireproto.errors import ConnectionClosed
+
+if TYPE_CHECKING:
+    from wireproto.agent.runtime import Runtime
+
+__all__ = ["ToolCall", "Turn", "new_id"]
+
+
+def new_id(prefix: str) -> str:
+    """Return a fresh unique id such as ``msg_3f2a...``."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+class ToolCall:
+    """A started tool call; update it and finish it exactly once."""
+
+    def __init__(self, turn: Turn, id: str, name: str) -> None:
+        self.turn = turn
+        self.id = id
+        self.name = name
+        self.status = ToolStatus.PENDING
+
+    async def update(
+        self,
+        *,
+        status: ToolStatus | None = None,
+        title: str | None = None,
+        content: Sequence[ToolContent] | None = None,
+        message: str | None = None,
+    ) -> None:
+        """Send a change (absent arguments are unchanged; ``content`` replaces)."""
+        if status is not None:
+            self.status = status
+        await self.turn.emit(
+            ToolCallUpdated(
+                id=self.id,
+                status=status,
+                title=title,
+                content=None if content is None else list(content),
+                message=message,
+            )
+        )
+
+    async def complete(self, content: Sequence[ToolContent] = (), message: str = "") -> None:
+        """Finish successfully with ``content``."""
+        await self.update(status=ToolStatus.COMPLETED, content=content, message=message)
+
+    async def fail(self, message: str, content: Sequence[ToolContent] | None = None) -> None:
+        """Finish with an error; ``message`` explains it."""
+        body = [Text(message)] if content is None else content
+        await self.update(status=ToolStatus.FAILED, content=body, message=message)
+
+
+class Turn:
+    """One prompt turn of a session.
+
+    Attributes:
+        session: the session the turn runs in.
+        prompt: the prompt as typed content blocks.
+    """
+
+    def __init__(self, runtime: Runtime, session: Session, prompt: list[ContentBlock]) -> None:
+        self.runtime = runtime
+        self.session = session
+        self.prompt = prompt
+        self.scope = anyio.CancelScope()
+        self.done = anyio.Event()
+        self._cancel_requested = False
+        self._cancelled = anyio.Event()
+        self._steering: list[list[ContentBlock]] = []
+        self._steered = anyio.Event()
+        self._message_id: str | None = None
+        self._thought_id: str | None = None
+
+    # ----------------------------------------------------------- properties
+
+    @property
+    def text(self) -> str:
+        """The prompt rendered as text (see :func:`render_prompt`)."""
+        return render_prompt(self.prompt)
+
+    @property
+    def client(self) -> ClientCapabilities:
+        """What the connected client supports."""
+        channel = self.session.channel
+        return channel.capabilities if channel is not None else ClientCapabilities()
+
+    @property
+    def plan_mode(self) -> bool:
+        """Whether plan mode is on for the session."""
+        return self.session.plan_mode
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether the client asked to cancel this turn."""
+        return self._cancel_requested
+
+    async def wait_cancelled(self) -> None:
+        """Wait until the client asks to cancel this turn."""
+        await self._cancelled.wait()
+
+    def cancel(self) -> None:
+        """Cancel the turn (what the runtime does on the client's cancel)."""
+        self._cancel_requested = True
+        self._cancelled.set()
+        self.scope.cancel()
+
+    # -------------------------------------------------------------- output
+
+    async def emit(self, event: Event) -> None:
+        """Record ``event`` in the session's history and send it to the client."""
+        await self.runtime.emit(self.session, event)
+
+    def new_message(self) -> None:
+        """Start a new message: the next chunk gets a new message id."""
+        self._message_id = None
+        self._thought_id = None
+
+    async def say(self, text: str) -> str:
+        """Stream a chunk of the reply; returns its message id."""
+        if self._message_id is None:
+            self._message_id = new_id("msg")
+        self._thought_id = None
+        await self.emit(AgentMessageChunk(text=text, message_id=self._message_id))
+        return self._message_id
+
+    async def think(self, text: str) -> str:
+        """Stream a chunk of visible reasoning; returns its message id."""
+        if self._thought_id is None:
+            self._thought_id = new_id("thought")
+        self._message_id = None
+        await self.emit(ThoughtChunk(text=text, message_id=self._thought_id))
+        return self._thought_id
+
+    async def start_tool(
+        self,
+        name: str,
+        title: str,
+        *,
+        kind: ToolKind = ToolKind.OTHER,
+        status: ToolStatus = ToolStatus.PENDING,
+        locations: Sequence[Location] = (),
+        raw_input: Any = None,
+        id: str | None = None,
+    ) -> ToolCall:
+        """Announce a tool call and return its handle."""
+        call = ToolCall(self, id or new_id("call"), name)
+        call.status = status
+        self._message_id = self._thought_id = None
+        await self.emit(
+            ToolCallStarted(
+                id=call.id, name=name, title=title, kind=kind, status=status,
+                locations=list(locations), raw_input=raw_input,
+            )
+        )
+        return call
+
+    async def plan(self, entries: Sequence[PlanEntry]) -> None:
+        """Send the complete current plan."""
+        await self.emit(PlanUpdated(entries=list(entries)))
+
+    async def usage(self, **fields: Any) -> None:
+        """Report usage (``used``, ``size``, ``input_tokens``, ``output_tokens``, ``cost``)."""
+        await self.emit(UsageUpdated(**fields))
+
+    # ------------------------------------------------------------- steering
+
+    def steer(self, content: list[ContentBlock]) -> None:
+        """Queue steering input (called by the runtime)."""
+        self._steering.append(content)
+        self._steered.set()
+
+    async def take_steering(self) -> list[list[ContentBlock]]:
+        """Return (and announce) the steering input received so far."""
+        taken, self._steering = self._steering, []
+        self._steered = anyio.Event()
+        for content in taken:
+            await self.emit(SteerReceived(content=content))
+        return taken
+
+    async def wait_steering(self) -> list[list[ContentBlock]]:
+        """Wait for steering input, then take it."""
+        await self._steered.wait()
+        return await self.take_steering()
+
+    # ---------------------------------------------------- asking the client
+
+    async def request_approval(
+        self,
+        call: ToolCall,
+        action: str,
+        description: str,
+        display: Sequence[ToolContent] = (),
+    ) -> Approval:
+        """Ask the client to approve ``call``; the answer is recorded."""
+        channel = self._channel()
+        request = ApprovalRequest(
+            id=str(uuid.uuid4()), tool_call_id=call.id, tool=call.name, action=action,
+            description=description, display=tuple(display),
+        )
+        approval = await channel.request_approval(self.session, request)
+        await self.emit(
+            ApprovalResolved(
+                request_id=request.id, tool_call_id=call.id,
+                decision=approval.decision.value, feedback=approval.feedback,
+            )
+        )
+        return approval
+
+    async def ask(self, question: Question, tool_call_id: str = "") -> list[str]:
+        """Ask a multiple-choice question; ``[]`` when dismissed or unsupported."""
+        if not self.client.questions:
+            return []
+        return await self._channel().ask(self.session, tool_call_id or new_id("call"), question)
+
+    async def run_hook(self, event: str, target: str, input: dict[str, Any]) -> tuple[bool, str]:
+        """Run the client's hooks for ``event``; ``(True, "")`` when none apply."""
+        if event not in self.runtime.agent.hook_events or self.session.channel is None:
+            return True, ""
+        return await self.session.channel.run_hook(self.session, event, target, input)
+
+    # --------------------------------------------------------------- files
+
+    def resolve(self, path: str) -> Path:
+        """Resolve ``path`` against the session's cwd (no root check)."""
+        return (Path(self.session.cwd) / path).resolve()
+
+    def _confined(self, path: str) -> Path:
+        full = self.resolve(path)
+        for root in self.session.roots:
+            if full.is_relative_to(root.resolve()):
+                return full
+        raise PermissionError(f"{path} is outside the session's roots")
+
+    async def read_text_file(self, path: str) -> str:
+        """Read a text file: through the client when it can, else locally.
+
+        Local reads are confined to the session's roots.
+
+        Raises:
+            OSError: the file cannot be read (``PermissionError`` outside the roots).
+            RpcError: the client refused.
+        """
+        if self.client.read_text_file:
+            return await self._channel().read_text_file(self.session, str(self.resolve(path)))
+        full = self._confined(path)
+        return await anyio.Path(full).read_text(encoding="utf-8")
+
+    async def write_text_file(self, path: str, text: str) -> Diff:
+        """Write a text file through the client when it can, else locally.
+
+        Returns:
+            the change as a :class:`Diff` (``old_text`` ``None`` for a new file).
+        """
+        full = self.resolve(path) if self.client.write_text_file else self._confined(path)
+        try:
+            old: str | None = await self.read_text_file(path)
+        except Exception:
+            old = None
+        if self.client.write_text_file:
+            await self._channel().write_text_file(self.session, str(full), text)
+        else:
+            await anyio.Path(full).write_text(text, encoding="utf-8")
+        return Diff(path=str(full), new_text=text, old_text=old)
+
+    # ------------------------------------------------------- external tools
+
+    async def call_tool(self, name: str, arguments: Any) -> ToolOutcome:
+        """Call a client-provided tool with JSON ``arguments``.
+
+        Arguments are validated against the tool's schema first; invalid
+        arguments (or an unknown tool) come back as an error outcome and
+        nothing is sent. The call is shown as a tool call either way.
+        """
+        tool = self.client.external_tools.get(name)
+        call = await self.start_tool(
+            name, f"Calling {name}", kind=ToolKind.OTHER, status=ToolStatus.IN_PROGRESS,
+            raw_input=arguments,
+        )
+        if tool is None:
+            outcome = ToolOutcome(True, "", f"Tool {name} is not available")
+        else:
+            try:
+                jsonschema.validate(arguments, tool.parameters)
+            except jsonschema.ValidationError as exc:
+                outcome = ToolOutcome(True, "", f"Invalid arguments: {exc.message}")
+            else:
+                outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
+        status = ToolStatus.FAILED if outcome.is_error else ToolStatus.COMPLETED
+        body: list[ToolContent] = [Text(outcome.output)] if outcome.output else []
+        await call.update(status=status, content=body, message=outcome.message)
+        return outcome
+
+    def _channel(self) -> Channel:
+        if self.session.channel is None:
+            raise ConnectionClosed("the session has no client connection")
+        return self.session.channel
