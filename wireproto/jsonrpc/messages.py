@@ -3,7 +3,8 @@
 Field order is wire order: ``jsonrpc``, ``id``, ``method`` come before
 ``params`` / ``result`` / ``error`` so that a reader can classify a message
 before it reaches the (possibly large) payload. Absent ``params`` is omitted,
-never ``null``; a success response always carries ``result``.
+never ``null`` (``params=None`` means absent); a success response always
+carries ``result``.
 """
 
 from __future__ import annotations
@@ -55,12 +56,20 @@ class Request(msgspec.Struct, omit_defaults=True, kw_only=True, **_ENVELOPE):
     method: str
     params: Any = UNSET
 
+    def __post_init__(self) -> None:
+        if self.params is None:  # JSON-RPC has no null params: omit them
+            self.params = UNSET
+
 
 class Notification(msgspec.Struct, omit_defaults=True, kw_only=True, **_ENVELOPE):
     """A notification: a method call that is never answered."""
 
     method: str
     params: Any = UNSET
+
+    def __post_init__(self) -> None:
+        if self.params is None:  # JSON-RPC has no null params: omit them
+            self.params = UNSET
 
 
 class Response(msgspec.Struct, kw_only=True, **_ENVELOPE):

@@ -1,0 +1,5 @@
+"""``python -m wireproto``."""
+
+from wireproto.cli import main
+
+main()
