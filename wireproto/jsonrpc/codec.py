@@ -163,6 +163,15 @@ def validation_error_data(exc: msgspec.ValidationError) -> dict[str, str]:
     return {"path": path.rstrip("`"), "reason": reason}
 
 
+def _is_json(data: bytes | bytearray | memoryview) -> bool:
+    """Whether ``data`` is one well-formed JSON value (only called on errors)."""
+    try:
+        msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
 def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
     """Return ``data`` with invalid UTF-8 replaced by U+FFFD, or ``None`` if it was valid."""
     raw = bytes(data)
@@ -201,9 +210,11 @@ class Decoder:
         d = self.dialect
         try:
             env = self._envelope.decode(data)
-        except msgspec.ValidationError as exc:
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
         except msgspec.DecodeError as exc:
+            # msgspec may report a wrong type before reaching malformed JSON
+            # later in the input: only well-formed JSON is an invalid request.
+            if isinstance(exc, msgspec.ValidationError) and _is_json(data):
+                raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
             repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
             if repaired is None:
                 raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc

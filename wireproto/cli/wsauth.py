@@ -1,0 +1,87 @@
+"""Websocket listener security: loopback by default, a token, an Origin check.
+
+Every connection must present the token, as ``Authorization: Bearer TOKEN``
+or as the query parameter ``?token=TOKEN``. Browser ``Origin`` headers are
+refused unless allowed explicitly; connections without an ``Origin``
+(non-browser clients) are allowed. Rejections are logged with the reason,
+never with the presented token.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import secrets
+from collections.abc import Iterable, Mapping
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = ["WsGuard", "is_loopback", "new_token", "parse_listen"]
+
+log = logging.getLogger(__name__)
+
+
+def new_token() -> str:
+    """A fresh random token (URL-safe)."""
+    return secrets.token_urlsafe(24)
+
+
+def parse_listen(spec: str) -> tuple[str, int]:
+    """Parse ``[HOST:]PORT`` (default host 127.0.0.1).
+
+    Raises:
+        ValueError: not a valid listen address.
+    """
+    host, sep, port = spec.rpartition(":")
+    if not sep:
+        host = "127.0.0.1"
+    host = host.strip("[]") or "127.0.0.1"
+    number = int(port)
+    if not 0 <= number <= 65535:
+        raise ValueError(f"port out of range: {port}")
+    return host, number
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names the loopback interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class WsGuard:
+    """Decide whether a websocket handshake may proceed.
+
+    Args:
+        token: the secret every client must present.
+        allowed_origins: browser origins that may connect.
+    """
+
+    def __init__(self, token: str, allowed_origins: Iterable[str] = ()) -> None:
+        self._token = token.encode()
+        self.allowed_origins = frozenset(allowed_origins)
+
+    def _presented(self, path: str, headers: Mapping[str, str]) -> str | None:
+        auth = headers.get("Authorization") or headers.get("authorization")
+        if auth and auth[:7].lower() == "bearer ":
+            return auth[7:].strip()
+        values = parse_qs(urlsplit(path).query).get("token")
+        return values[0] if values else None
+
+    def check(self, path: str, headers: Mapping[str, str]) -> tuple[int, str] | None:
+        """Return ``None`` to accept, or ``(http_status, reason)`` to refuse."""
+        origin = headers.get("Origin") or headers.get("origin")
+        if origin is not None and origin not in self.allowed_origins:
+            log.warning("websocket refused: origin %r not allowed", origin)
+            return 403, "Origin not allowed"
+        presented = self._presented(path, headers)
+        if presented is None:
+            log.warning("websocket refused: no token presented")
+            return 401, "Missing token"
+        if not hmac.compare_digest(presented.encode(), self._token):
+            log.warning("websocket refused: wrong token")
+            return 401, "Invalid token"
+        return None

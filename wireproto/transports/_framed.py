@@ -1,0 +1,147 @@
+"""Whole messages over a byte stream: the shared core of stdio and subprocess.
+
+Theory of operation
+-------------------
+:class:`FramedStream` staples a byte receive stream and a byte send stream
+into one ``ObjectStream[bytes]``. It only pumps: received chunks are fed to a
+:class:`~wireproto.jsonrpc.framing.LineFramer` and complete lines handed out
+one per :meth:`~FramedStream.receive`; sent messages are terminated with
+exactly one ``\\n`` by :func:`~wireproto.jsonrpc.framing.frame` and written,
+several at once joined into a single write by :meth:`~FramedStream.send_many`.
+
+Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
+end, ``BrokenResourceError`` when the other side vanished,
+``ClosedResourceError`` after our own close); an ``OSError`` escaping the
+underlying stream is converted to ``BrokenResourceError`` here, chained with
+``from``. A line over ``max_bytes`` raises
+:class:`~wireproto.errors.MessageTooLarge` once and the stream stays usable.
+At end of input an unterminated, non-blank last line is still delivered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
+
+__all__ = ["READ_SIZE", "FramedStream"]
+
+READ_SIZE = 64 * 1024
+"""Bytes asked for per read of the underlying stream."""
+
+
+class FramedStream(anyio.abc.ObjectStream[bytes]):
+    """Newline-framed messages over a pair of byte streams.
+
+    Args:
+        receive_stream: where messages come from (``None``: receiving
+            raises ``EndOfStream`` at once).
+        send_stream: where messages go (``None``: sending raises
+            ``ClosedResourceError``).
+        max_bytes: the largest accepted inbound message, terminator excluded.
+    """
+
+    def __init__(
+        self,
+        receive_stream: anyio.abc.ByteReceiveStream | None,
+        send_stream: anyio.abc.ByteSendStream | None,
+        *,
+        max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        self._rx = receive_stream
+        self._tx = send_stream
+        self._framer = LineFramer(max_bytes)
+        self._eof = receive_stream is None
+        self._closed = False
+        self._tx_closed = send_stream is None
+
+    @property
+    def max_bytes(self) -> int:
+        """The largest accepted inbound message."""
+        return self._framer.max_bytes
+
+    @property
+    def buffered(self) -> int:
+        """Inbound bytes held while waiting for the end of a line."""
+        return self._framer.buffered
+
+    async def receive(self) -> bytes:
+        """Return the next whole message, without its terminator.
+
+        Raises:
+            anyio.EndOfStream: the other side finished sending.
+            anyio.BrokenResourceError: the other side vanished.
+            anyio.ClosedResourceError: this stream was closed.
+            MessageTooLarge: a line over ``max_bytes`` was discarded; call
+                again to continue with the next line.
+        """
+        framer = self._framer
+        while True:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            msg = framer.next_message()
+            if msg is not None:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+                return msg
+            if self._eof:
+                await anyio.lowlevel.checkpoint()
+                raise anyio.EndOfStream
+            assert self._rx is not None
+            try:
+                data = await self._rx.receive(READ_SIZE)
+            except anyio.EndOfStream:
+                self._eof = True
+                framer.feed(b"\n")  # deliver an unterminated last line
+                continue
+            except OSError as exc:
+                raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
+            framer.feed(data)
+
+    async def send(self, item: bytes) -> None:
+        """Send one message, terminated by exactly one ``\\n``.
+
+        Raises:
+            anyio.BrokenResourceError: the other side stopped reading.
+            anyio.ClosedResourceError: this side was closed or sent EOF.
+        """
+        await self._write(frame(item))
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        """Send several messages, in order, in one write."""
+        if len(items) == 1:
+            await self._write(frame(items[0]))
+        elif items:
+            await self._write(b"".join([frame(item) for item in items]))
+
+    async def _write(self, data: bytes) -> None:
+        if self._closed or self._tx_closed or self._tx is None:
+            await anyio.lowlevel.checkpoint()
+            raise anyio.ClosedResourceError
+        try:
+            await self._tx.send(data)
+        except OSError as exc:
+            raise anyio.BrokenResourceError(f"write failed: {exc}") from exc
+
+    async def send_eof(self) -> None:
+        """Close the sending side; the other side then sees end of stream."""
+        self._tx_closed = True
+        if self._tx is not None:
+            await self._tx.aclose()
+
+    async def aclose(self) -> None:
+        """Close both directions (idempotent)."""
+        if self._closed:
+            await anyio.lowlevel.checkpoint()
+            return
+        self._closed = True
+        self._tx_closed = True
+        try:
+            if self._tx is not None:
+                await self._tx.aclose()
+        finally:
+            if self._rx is not None:
+                await self._rx.aclose()

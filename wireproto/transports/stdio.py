@@ -1,0 +1,226 @@
+"""The process's own stdin/stdout as a message stream (the agent side of stdio).
+
+Theory of operation
+-------------------
+:func:`open_stdio` duplicates the standard file descriptors and wraps the
+copies in small byte streams that a
+:class:`~wireproto.transports._framed.FramedStream` frames into whole
+messages. The fd streams only pump bytes; they work on asyncio and trio alike:
+
+* pipes, sockets, FIFOs and terminals are switched to non-blocking mode and
+  driven by ``anyio.wait_readable`` / ``anyio.wait_writable``;
+* anything the event loop cannot poll (regular files, ``/dev/null``) is read
+  and written in a worker thread (``anyio.to_thread.run_sync``).
+
+The blocking mode of each descriptor is restored on close. Non-blocking mode
+belongs to the open file description, so while the stream is open it is also
+seen by other processes sharing the same pipe or terminal.
+
+stdout is reserved for protocol messages: with ``reserve_stdout=True`` (the
+default) fd 1 and :data:`sys.stdout` point at stderr while the stream is open,
+so a stray ``print`` cannot corrupt the protocol. Both are restored on exit
+(fd 1 only if the protocol side was not closed early to signal EOF).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import anyio.to_thread
+
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+from wireproto.transports._framed import FramedStream
+
+__all__ = ["FdReceiveStream", "FdSendStream", "StdioStream", "open_stdio"]
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the event loop can wait on ``fd`` (pipe, socket, terminal)."""
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return True
+    return stat.S_ISCHR(mode) and os.isatty(fd)
+
+
+class _Fd:
+    """One owned file descriptor in non-blocking or worker-thread mode."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.pollable = _pollable(fd)
+        self._was_blocking = os.get_blocking(fd)
+        if self.pollable:
+            os.set_blocking(fd, False)
+        self.closed = False
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if self.pollable:
+            anyio.notify_closing(self.fd)
+            try:
+                os.set_blocking(self.fd, self._was_blocking)
+            except OSError:
+                pass
+        os.close(self.fd)
+
+
+class FdReceiveStream(anyio.abc.ByteReceiveStream):
+    """Read bytes from a file descriptor this stream owns (closes on ``aclose``)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = _Fd(fd)
+        self._guard = anyio.ResourceGuard("reading from")
+
+    @property
+    def fd(self) -> int:
+        """The underlying file descriptor."""
+        return self._fd.fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        """Return at least one byte.
+
+        Raises:
+            anyio.EndOfStream: end of input.
+            anyio.BrokenResourceError: the read failed (e.g. connection reset).
+            anyio.ClosedResourceError: this stream was closed.
+        """
+        with self._guard:
+            await anyio.lowlevel.checkpoint()
+            fd = self._fd
+            while True:
+                if fd.closed:
+                    raise anyio.ClosedResourceError
+                try:
+                    if fd.pollable:
+                        data = os.read(fd.fd, max_bytes)
+                    else:
+                        data = await anyio.to_thread.run_sync(os.read, fd.fd, max_bytes)
+                except BlockingIOError:
+                    await anyio.wait_readable(fd.fd)
+                    continue
+                except OSError as exc:
+                    if fd.closed:
+                        raise anyio.ClosedResourceError from exc
+                    raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
+                if not data:
+                    raise anyio.EndOfStream
+                return data
+
+    async def aclose(self) -> None:
+        """Close the descriptor, waking a pending ``receive``."""
+        self._fd.close()
+        await anyio.lowlevel.checkpoint()
+
+
+class FdSendStream(anyio.abc.ByteSendStream):
+    """Write bytes to a file descriptor this stream owns (closes on ``aclose``)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = _Fd(fd)
+        self._guard = anyio.ResourceGuard("writing to")
+
+    @property
+    def fd(self) -> int:
+        """The underlying file descriptor."""
+        return self._fd.fd
+
+    @property
+    def closed(self) -> bool:
+        """Whether the descriptor was closed."""
+        return self._fd.closed
+
+    async def send(self, item: bytes) -> None:
+        """Write all of ``item``, waiting while the pipe is full.
+
+        Raises:
+            anyio.BrokenResourceError: the reader went away (``EPIPE``).
+            anyio.ClosedResourceError: this stream was closed.
+        """
+        with self._guard:
+            await anyio.lowlevel.checkpoint()
+            fd = self._fd
+            view = memoryview(item)
+            while view:
+                if fd.closed:
+                    raise anyio.ClosedResourceError
+                try:
+                    if fd.pollable:
+                        n = os.write(fd.fd, view)
+                    else:
+                        n = await anyio.to_thread.run_sync(os.write, fd.fd, view)
+                except BlockingIOError:
+                    await anyio.wait_writable(fd.fd)
+                    continue
+                except OSError as exc:
+                    if fd.closed:
+                        raise anyio.ClosedResourceError from exc
+                    raise anyio.BrokenResourceError(f"write failed: {exc}") from exc
+                view = view[n:]
+
+    async def aclose(self) -> None:
+        """Close the descriptor (the reader then sees end of stream)."""
+        self._fd.close()
+        await anyio.lowlevel.checkpoint()
+
+
+class StdioStream(FramedStream):
+    """Messages over this process's stdin and stdout (an ``ObjectStream[bytes]``).
+
+    Created by :func:`open_stdio`; ``send_eof`` closes the protocol output so
+    the other side sees end of stream while this side keeps reading.
+    """
+
+
+@asynccontextmanager
+async def open_stdio(
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    reserve_stdout: bool = True,
+) -> AsyncIterator[StdioStream]:
+    """Open this process's stdin/stdout as a message stream.
+
+    Args:
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+        reserve_stdout: point fd 1 and ``sys.stdout`` at stderr while the
+            stream is open, so only protocol messages reach the real stdout.
+
+    Yields:
+        the stream; it is closed on exit and the standard streams restored.
+
+    Raises:
+        OSError: stdin or stdout is not open.
+    """
+    in_fd = os.dup(0)
+    try:
+        out_fd = os.dup(1)
+    except BaseException:
+        os.close(in_fd)
+        raise
+    saved_stdout = sys.stdout
+    if reserve_stdout:
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    writer = FdSendStream(out_fd)
+    stream = StdioStream(FdReceiveStream(in_fd), writer, max_bytes=max_bytes)
+    try:
+        yield stream
+    finally:
+        with anyio.CancelScope(shield=True):
+            if reserve_stdout:
+                sys.stdout = saved_stdout
+                try:
+                    saved_stdout.flush()
+                except (OSError, ValueError):
+                    pass
+                if not writer.closed:
+                    os.dup2(writer.fd, 1)
+            await stream.aclose()

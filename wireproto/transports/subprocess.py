@@ -1,0 +1,177 @@
+"""A child process's stdin/stdout as a message stream (the client side of stdio).
+
+Theory of operation
+-------------------
+:func:`open_subprocess` starts the child with ``anyio.open_process`` and
+frames its pipes with :class:`~wireproto.transports._framed.FramedStream`.
+The child's stderr is never an unread pipe (a full one blocks the child):
+it is either inherited, or drained line by line into :mod:`logging` by a task
+owned by the context manager.
+
+Leaving the context runs the shutdown ladder, shielded from cancellation:
+
+1. close our ends of stdin and stdout (the child sees EOF; its further
+   writes fail instead of blocking on a full pipe);
+2. wait up to ``shutdown_timeout`` for it to exit;
+3. send SIGTERM and wait up to ``shutdown_timeout`` again;
+4. send SIGKILL and reap it.
+
+The exit status stays available on :attr:`SubprocessStream.returncode`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Literal
+
+import anyio
+import anyio.abc
+
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+from wireproto.transports._framed import FramedStream
+
+__all__ = ["StderrMode", "SubprocessStream", "open_subprocess"]
+
+log = logging.getLogger(__name__)
+stderr_log = logging.getLogger(__name__ + ".stderr")
+"""The logger receiving a child's stderr lines (``stderr="log"``)."""
+
+StderrMode = Literal["inherit", "log"]
+"""``"inherit"``: the child writes to our stderr; ``"log"``: lines go to :data:`stderr_log`."""
+
+_STDERR_LINE_LIMIT = 64 * 1024  # a longer stderr line is logged in pieces
+
+
+class SubprocessStream(FramedStream):
+    """Messages over a child's stdin/stdout (an ``ObjectStream[bytes]``).
+
+    ``send_eof`` closes the child's stdin; ``aclose`` closes both pipes (the
+    process itself is managed by :func:`open_subprocess`).
+    """
+
+    def __init__(self, process: anyio.abc.Process, *, max_bytes: int) -> None:
+        super().__init__(process.stdout, process.stdin, max_bytes=max_bytes)
+        self.process = process
+
+    @property
+    def pid(self) -> int:
+        """The child's process id."""
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status (negative: killed by that signal), ``None`` while running."""
+        return self.process.returncode
+
+    async def wait(self) -> int:
+        """Wait for the child to exit and return its exit status."""
+        return await self.process.wait()
+
+
+@asynccontextmanager
+async def open_subprocess(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrMode = "inherit",
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    shutdown_timeout: float = 5.0,
+) -> AsyncIterator[SubprocessStream]:
+    """Start ``cmd`` and talk to it over its stdin/stdout.
+
+    Args:
+        cmd: the program and its arguments (no shell).
+        env: the child's whole environment (default: ours).
+        cwd: the child's working directory (default: ours).
+        stderr: ``"inherit"`` or ``"log"`` (drained into :data:`stderr_log`).
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+        shutdown_timeout: seconds each step of the shutdown ladder waits.
+
+    Yields:
+        the stream, also giving the child's ``pid`` and ``returncode``.
+
+    Raises:
+        OSError: the program could not be started.
+        ValueError: ``stderr`` is not a known mode.
+    """
+    if stderr not in ("inherit", "log"):
+        raise ValueError(f"unknown stderr mode {stderr!r}")
+    process = await anyio.open_process(
+        list(cmd),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr == "log" else None,
+        env=env,
+        cwd=cwd,
+    )
+    name = os.path.basename(cmd[0])
+    log.debug("started %s (pid %d)", name, process.pid)
+    stream = SubprocessStream(process, max_bytes=max_bytes)
+    # The task group is entered and left by hand so that an exception from
+    # the body propagates as itself rather than inside an ExceptionGroup.
+    tg = anyio.create_task_group()
+    await tg.__aenter__()
+    drained = anyio.Event()
+    if process.stderr is not None:
+        tg.start_soon(_drain_stderr, process.stderr, f"{name}[{process.pid}]", drained)
+    else:
+        drained.set()
+    try:
+        yield stream
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _shut_down(stream, name, shutdown_timeout)
+            with anyio.move_on_after(shutdown_timeout):
+                await drained.wait()
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+
+
+async def _shut_down(stream: SubprocessStream, name: str, timeout: float) -> None:
+    """The shutdown ladder: close pipes, wait, terminate, wait, kill."""
+    process = stream.process
+    await stream.aclose()
+    for signal_name, send_signal in (("SIGTERM", process.terminate), ("SIGKILL", process.kill)):
+        with anyio.move_on_after(timeout):
+            await process.wait()
+        if process.returncode is not None:
+            break
+        log.warning("%s (pid %d) still running; sending %s", name, process.pid, signal_name)
+        try:
+            send_signal()
+        except ProcessLookupError:
+            pass
+    returncode = await process.wait()
+    await process.aclose()
+    log.debug("%s (pid %d) exited with status %d", name, process.pid, returncode)
+
+
+async def _drain_stderr(
+    source: anyio.abc.ByteReceiveStream, label: str, done: anyio.Event
+) -> None:
+    """Log every line the child writes to stderr until it closes the pipe."""
+    pending = b""
+    try:
+        async for chunk in source:
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                _log_stderr(label, line)
+            if len(pending) > _STDERR_LINE_LIMIT:
+                _log_stderr(label, pending)
+                pending = b""
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        pass
+    finally:
+        if pending:
+            _log_stderr(label, pending)
+        done.set()
+
+
+def _log_stderr(label: str, line: bytes) -> None:
+    stderr_log.info("%s: %s", label, line.rstrip(b"\r").decode("utf-8", "replace"))
