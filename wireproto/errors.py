@@ -20,6 +20,8 @@ point each and chained with ``from``.
     │   │                           answer with one
     │   └── RequestCancelled        -32800: the request was cancelled
     ├── ConnectionClosed            the connection ended; pending work failed
+    ├── InvalidVersion              a protocol version string that does not parse
+    │                               or has no supported match (also a ValueError)
     └── AgentError                  a protocol-neutral agent failure; each adapter
         │                           maps it to its protocol's error code
         ├── AuthRequired            authentication is needed / failed
@@ -40,6 +42,7 @@ __all__ = [
     "NotFound",
     "ConnectionClosed",
     "InvalidMessage",
+    "InvalidVersion",
     "LocalProtocolError",
     "MessageTooLarge",
     "RemoteProtocolError",
@@ -129,6 +132,10 @@ class RequestCancelled(RpcError):
 
 class ConnectionClosed(WireprotoError):
     """The connection ended; the request or send could not complete."""
+
+
+class InvalidVersion(WireprotoError, ValueError):
+    """A protocol version string that does not parse, or that no supported version matches."""
 
 
 class AgentError(WireprotoError):

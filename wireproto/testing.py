@@ -10,7 +10,10 @@ Everything here runs in memory, on any anyio backend:
   that frames exactly as a stdio transport does (so oversized lines raise
   :class:`~wireproto.errors.MessageTooLarge`), and reads back the raw bytes
   the peer wrote;
-* :func:`peer_pair` and :func:`probe_peer` open ready-to-use peers.
+* :func:`peer_pair` and :func:`probe_peer` open ready-to-use peers;
+* :class:`RecordingChannel` is a client for the protocol-neutral agent API
+  (:mod:`wireproto.agent`): it records events and answers approvals, file
+  operations and external tools programmatically.
 
 Example::
 
@@ -21,20 +24,41 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from wireproto.agent.api import (
+    Approval,
+    ApprovalRequest,
+    ClientCapabilities,
+    Decision,
+    ExternalTool,
+    Question,
+    Session,
+    ToolOutcome,
+)
+from wireproto.agent.events import AgentMessageChunk, Event
+from wireproto.errors import RpcError
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 from wireproto.transports.memory import memory_pair
 
-__all__ = ["NdjsonProbe", "RecordingStream", "peer_pair", "probe_peer"]
+__all__ = [
+    "ClientCall",
+    "NdjsonProbe",
+    "RecordingChannel",
+    "RecordingStream",
+    "peer_pair",
+    "probe_peer",
+]
 
 
 class RecordingStream(anyio.abc.ObjectStream[bytes]):
@@ -85,8 +109,8 @@ class _FramedEnd(anyio.abc.ObjectStream[bytes]):
 
     def __init__(
         self,
-        chunks: anyio.abc.ObjectReceiveStream[bytes],
-        out: anyio.abc.ObjectSendStream[bytes],
+        chunks: MemoryObjectReceiveStream[bytes],
+        out: MemoryObjectSendStream[bytes],
         max_bytes: int,
     ) -> None:
         self._chunks = chunks
@@ -180,9 +204,10 @@ class NdjsonProbe:
         raise AssertionError(f"unexpected message: {extra!r}")
 
     async def aclose(self) -> None:
-        """Close both directions of the probe."""
+        """Close both directions of the probe (and the stream's ends)."""
         self._chunks_in.close()
         self._answers.close()
+        await self._end.aclose()
 
 
 @asynccontextmanager
@@ -224,7 +249,224 @@ async def probe_peer(
     """
     probe = NdjsonProbe(max_bytes=max_bytes)
     try:
-        async with Peer(probe.stream, router, name="peer", **options) as peer:
+        options.setdefault("name", "peer")
+        async with Peer(probe.stream, router, **options) as peer:
             yield peer, probe
     finally:
         await probe.aclose()
+
+
+# ------------------------------------------------------------------ agent API
+
+
+class ClientCall:
+    """One request an agent made through a :class:`RecordingChannel`.
+
+    Attributes:
+        method: the :class:`~wireproto.agent.api.Channel` method name
+            (``request_approval``, ``ask``, ``read_text_file``,
+            ``write_text_file``, ``call_tool``, ``run_hook``).
+        args: its arguments after the session.
+        state: ``pending``, then ``answered``, ``failed`` or ``cancelled``
+            (the caller was cancelled while the call was pending).
+    """
+
+    def __init__(self, method: str, args: tuple[Any, ...]) -> None:
+        self.method = method
+        self.args = args
+        self.state = "pending"
+
+    def __repr__(self) -> str:
+        return f"ClientCall({self.method!r}, state={self.state!r})"
+
+
+class RecordingChannel:
+    """An in-memory :class:`~wireproto.agent.api.Channel` for driving agents in tests.
+
+    It records every event sent (with the session id and the replay flag)
+    and answers the agent's requests programmatically: approvals with
+    :attr:`decision`, file operations from the in-memory :attr:`files`
+    (``RpcError(-32002, "Resource not found")`` for a missing file), external
+    tools with the callables of :attr:`tools`, questions with
+    :attr:`answers`. A method named in :attr:`hold` never answers: the call
+    stays pending until the caller is cancelled (its state then reads
+    ``cancelled``). :meth:`pause` makes :meth:`send` wait (a slow client,
+    to observe backpressure) until :meth:`resume`.
+
+    Args:
+        capabilities: what the simulated client supports.
+        decision: the answer to every approval request.
+        files: the client's files by absolute path.
+        tools: external tool implementations by name.
+
+    Example::
+
+        channel = RecordingChannel(ClientCapabilities(read_text_file=True))
+        session = await runtime.new_session(channel, str(tmp_path))
+        await runtime.prompt(session, [Text("hello")])
+        assert channel.text(session.id) == "You said: hello"
+    """
+
+    def __init__(
+        self,
+        capabilities: ClientCapabilities | None = None,
+        *,
+        decision: Decision = Decision.ALLOW_ONCE,
+        files: dict[str, str] | None = None,
+        tools: dict[str, Callable[[Any], ToolOutcome]] | None = None,
+    ) -> None:
+        self.capabilities = capabilities if capabilities is not None else ClientCapabilities()
+        self.decision = decision
+        self.feedback = ""
+        self.answers: list[str] = []
+        self.files: dict[str, str] = dict(files or {})
+        self.tools: dict[str, Callable[[Any], ToolOutcome]] = dict(tools or {})
+        self.hold: set[str] = set()
+        self.records: list[tuple[str, Event, bool]] = []
+        self.calls: list[ClientCall] = []
+        self.blocked_sends = 0
+        self._paused = False
+        self._changed: anyio.Event | None = None
+
+    # ------------------------------------------------------------ inspecting
+
+    def events(self, session_id: str | None = None, *, replay: bool = False) -> list[Event]:
+        """The events sent (live ones, or replayed ones with ``replay``)."""
+        return [
+            event for sid, event, replayed in self.records
+            if replayed is replay and (session_id is None or sid == session_id)
+        ]
+
+    def text(self, session_id: str | None = None, *, replay: bool = False) -> str:
+        """The concatenated agent message text sent."""
+        return "".join(
+            e.text for e in self.events(session_id, replay=replay)
+            if isinstance(e, AgentMessageChunk)
+        )
+
+    def clear(self) -> None:
+        """Forget the recorded events and calls."""
+        self.records.clear()
+        self.calls.clear()
+
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Wait until ``predicate()`` holds, re-checking after every event or call."""
+        while not predicate():
+            if self._changed is None:
+                self._changed = anyio.Event()
+            await self._changed.wait()
+
+    async def wait_for_call(self, method: str) -> ClientCall:
+        """Wait for a pending call of ``method`` and return it."""
+
+        def pending() -> ClientCall | None:
+            return next(
+                (c for c in self.calls if c.method == method and c.state == "pending"), None
+            )
+
+        await self.wait_until(lambda: pending() is not None)
+        call = pending()
+        assert call is not None
+        return call
+
+    def pause(self) -> None:
+        """Make :meth:`send` wait until :meth:`resume` (:attr:`blocked_sends` counts waiters)."""
+        self._paused = True
+
+    def resume(self) -> None:
+        """Let waiting and later sends through."""
+        self._paused = False
+        self._notify()
+
+    def _notify(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def _call(self, method: str, args: tuple[Any, ...], answer: Callable[[], Any]) -> Any:
+        call = ClientCall(method, args)
+        self.calls.append(call)
+        self._notify()
+        try:
+            await anyio.lowlevel.checkpoint()
+            if method in self.hold:
+                await anyio.sleep_forever()
+            result = answer()
+        except anyio.get_cancelled_exc_class():
+            call.state = "cancelled"
+            raise
+        except BaseException:
+            call.state = "failed"
+            raise
+        finally:
+            self._notify()
+        call.state = "answered"
+        return result
+
+    # --------------------------------------------------------------- Channel
+
+    async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
+        """Record ``event`` (after waiting while paused)."""
+        if self._paused:
+            self.blocked_sends += 1
+            self._notify()
+            try:
+                await self.wait_until(lambda: not self._paused)
+            finally:
+                self.blocked_sends -= 1
+        self.records.append((session.id, event, replay))
+        self._notify()
+        await anyio.lowlevel.checkpoint()
+
+    async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
+        """Answer with :attr:`decision` and :attr:`feedback`."""
+        answer: Approval = await self._call(
+            "request_approval", (request,), lambda: Approval(self.decision, self.feedback)
+        )
+        return answer
+
+    async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
+        """Answer with :attr:`answers`."""
+        answer: list[str] = await self._call(
+            "ask", (tool_call_id, question), lambda: list(self.answers)
+        )
+        return answer
+
+    def _read(self, path: str) -> str:
+        if path not in self.files:
+            raise RpcError(-32002, "Resource not found")
+        return self.files[path]
+
+    async def read_text_file(self, session: Session, path: str) -> str:
+        """Read from :attr:`files`."""
+        text: str = await self._call("read_text_file", (path,), lambda: self._read(path))
+        return text
+
+    async def write_text_file(self, session: Session, path: str, content: str) -> None:
+        """Write into :attr:`files`."""
+        await self._call(
+            "write_text_file", (path, content), lambda: self.files.__setitem__(path, content)
+        )
+
+    async def call_tool(
+        self, session: Session, call_id: str, tool: ExternalTool, arguments: Any
+    ) -> ToolOutcome:
+        """Run the tool from :attr:`tools` (an error outcome when it has none)."""
+
+        def run() -> ToolOutcome:
+            impl = self.tools.get(tool.name)
+            if impl is None:
+                return ToolOutcome(True, "", f"no tool {tool.name}")
+            return impl(arguments)
+
+        outcome: ToolOutcome = await self._call("call_tool", (call_id, tool, arguments), run)
+        return outcome
+
+    async def run_hook(
+        self, session: Session, event: str, target: str, input: dict[str, Any]
+    ) -> tuple[bool, str]:
+        """Allow everything."""
+        result: tuple[bool, str] = await self._call(
+            "run_hook", (event, target, input), lambda: (True, "")
+        )
+        return result

@@ -42,8 +42,7 @@ PARSE_W = (
 )
 PARSE_A = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}\n'
 INVREQ_W = (
-    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request",'
-    b'"data":null}}\n'
+    b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request","data":null}}\n'
 )
 INVREQ_A = b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid request"}}\n'
 INVRESP_W = (
@@ -304,8 +303,9 @@ SPEC_EXAMPLES: list[tuple[str, bytes, Any]] = [
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
-@pytest.mark.parametrize(("data", "expected"), [e[1:] for e in SPEC_EXAMPLES],
-                         ids=[e[0] for e in SPEC_EXAMPLES])
+@pytest.mark.parametrize(
+    ("data", "expected"), [e[1:] for e in SPEC_EXAMPLES], ids=[e[0] for e in SPEC_EXAMPLES]
+)
 def test_specification_examples(dialect: Dialect, data: bytes, expected: Any) -> None:
     if isinstance(expected, dict):
         expected = expected[dialect.name]
@@ -326,8 +326,23 @@ def test_specification_notifications_classified(dialect: Dialect) -> None:
 
 # ------------------------------------------------------------------------- ids
 
-IDS: list[int | str] = [0, 1, -1, 7, 2**31, 2**53 + 1, 2**63 - 1, -(2**63), "0", "7", "", "é",
-                        'a"b\\c', "call_0~2", "00"]
+IDS: list[int | str] = [
+    0,
+    1,
+    -1,
+    7,
+    2**31,
+    2**53 + 1,
+    2**63 - 1,
+    -(2**63),
+    "0",
+    "7",
+    "",
+    "é",
+    'a"b\\c',
+    "call_0~2",
+    "00",
+]
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -470,9 +485,17 @@ def test_invalid_params(dialect: Dialect, params: bytes, path: str, reason: str)
     assert exc.data == {"path": path, "reason": reason}
     assert isinstance(exc.__cause__, msgspec.ValidationError)
     text = INVALID_PARAMS_TEXT[dialect.name]
-    assert encoder.error(req.id, exc.code, exc.message, exc.data) == msgspec.json.encode(
-        {"jsonrpc": "2.0", "id": 9, "error": {"code": -32602, "message": text, "data": exc.data}}
-    ) + b"\n"
+    assert (
+        encoder.error(req.id, exc.code, exc.message, exc.data)
+        == msgspec.json.encode(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "error": {"code": -32602, "message": text, "data": exc.data},
+            }
+        )
+        + b"\n"
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -563,9 +586,10 @@ def test_encoding_tags_first_compact_newline(dialect: Dialect) -> None:
     assert encoder.response("r", [1, {"b": True}]) == (
         b'{"jsonrpc":"2.0","id":"r","result":[1,{"b":true}]}\n'
     )
-    assert encoder.encode(
-        ErrorResponse(id=2, error=Error(code=-32603, message="Internal error"))
-    ) == b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}\n'
+    assert (
+        encoder.encode(ErrorResponse(id=2, error=Error(code=-32603, message="Internal error")))
+        == b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error"}}\n'
+    )
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)

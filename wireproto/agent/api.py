@@ -155,6 +155,9 @@ class ClientCapabilities(msgspec.Struct):
     questions: bool = False
     plan_mode: bool = False
     external_tools: dict[str, ExternalTool] = {}
+    external_tools_supported: bool = False
+    """Whether the protocol can carry client-provided tools at all (Wire: yes,
+    even when none are registered; ACP: no)."""
 
 
 class McpServer(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -225,12 +228,18 @@ class ToolOutcome(msgspec.Struct, frozen=True):
 
 
 class SessionInfo(msgspec.Struct, frozen=True):
-    """A listed session."""
+    """A listed session.
+
+    ``updated_at`` is ISO 8601 in UTC with microseconds
+    (``2026-01-02T03:04:05.123456Z``); ``roots`` are the extra root
+    directories (ACP ``additionalDirectories``).
+    """
 
     session_id: str
     cwd: str
     title: str | None
     updated_at: str
+    roots: tuple[str, ...] = ()
 
 
 class Session:

@@ -9,7 +9,6 @@ ACP content blocks map one to one; Wire content parts map ``text`` to
 from __future__ import annotations
 
 import logging
-from typing import Union
 
 import msgspec
 
@@ -87,7 +86,7 @@ class ResourceLink(msgspec.Struct, tag="resource_link", frozen=True, omit_defaul
     size: int | None = None
 
 
-ContentBlock = Union[Text, Image, Audio, Video, ResourceText, ResourceBlob, ResourceLink]
+ContentBlock = Text | Image | Audio | Video | ResourceText | ResourceBlob | ResourceLink
 """One block of prompt or message content."""
 
 
@@ -105,7 +104,7 @@ class Terminal(msgspec.Struct, tag="terminal", frozen=True):
     terminal_id: str
 
 
-ToolContent = Union[Text, Diff, Terminal]
+ToolContent = Text | Diff | Terminal
 """Content produced by a tool call."""
 
 

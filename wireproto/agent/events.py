@@ -11,7 +11,7 @@ translation, so live and replayed traffic look alike, message ids included.
 from __future__ import annotations
 
 import enum
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -29,8 +29,8 @@ __all__ = [
     "PlanEntry",
     "PlanModeChanged",
     "PlanUpdated",
-    "StopReason",
     "SteerReceived",
+    "StopReason",
     "ThoughtChunk",
     "ToolCallStarted",
     "ToolCallUpdated",
@@ -203,20 +203,20 @@ class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True):
     stop_reason: StopReason
 
 
-Event = Union[
-    UserMessage,
-    AgentMessageChunk,
-    ThoughtChunk,
-    ToolCallStarted,
-    ToolCallUpdated,
-    PlanUpdated,
-    UsageUpdated,
-    SteerReceived,
-    ApprovalResolved,
-    PlanModeChanged,
-    OptionChanged,
-    HistoryCleared,
-    Notice,
-    TurnEnded,
-]
+Event = (
+    UserMessage
+    | AgentMessageChunk
+    | ThoughtChunk
+    | ToolCallStarted
+    | ToolCallUpdated
+    | PlanUpdated
+    | UsageUpdated
+    | SteerReceived
+    | ApprovalResolved
+    | PlanModeChanged
+    | OptionChanged
+    | HistoryCleared
+    | Notice
+    | TurnEnded
+)
 """Any session event."""

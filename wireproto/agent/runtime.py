@@ -18,7 +18,7 @@ from datetime import datetime
 import anyio
 
 from wireproto.agent.api import Agent, BooleanOption, Channel, McpServer, Session, SessionInfo
-from wireproto.agent.content import ContentBlock, Text
+from wireproto.agent.content import ContentBlock
 from wireproto.agent.events import (
     Event,
     HistoryCleared,
@@ -29,7 +29,7 @@ from wireproto.agent.events import (
     TurnEnded,
     UserMessage,
 )
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import SessionStore, title_of
 from wireproto.agent.turn import Turn, new_id
 from wireproto.errors import Busy, InvalidArgument, NotFound
 
@@ -100,7 +100,7 @@ class Runtime:
             raise Busy("the session is running a turn")
         stored = self.store.load(session_id)
         session = Session(
-            session_id, cwd or stored.cwd, roots=roots, mcp_servers=mcp_servers,
+            session_id, cwd or stored.cwd, roots=roots or stored.roots, mcp_servers=mcp_servers,
             options={**self._defaults(), **stored.options},
         )
         session.plan_mode = stored.plan_mode
@@ -186,12 +186,13 @@ class Runtime:
         try:
             await self.emit(session, UserMessage(content=content, message_id=new_id("user")))
             if session.title is None:
-                session.title = _title(content)
+                session.title = title_of(content)
             stop = StopReason.CANCELLED
             with turn.scope:
                 stop = await self.agent.prompt(turn)
             if turn.cancelled:
                 stop = StopReason.CANCELLED
+            await turn.close_open_calls()
             await self.emit(session, TurnEnded(stop_reason=stop))
             return stop
         finally:
@@ -242,9 +243,3 @@ class Runtime:
         """Whether ``option_id`` is declared as a boolean option."""
         return any(o.id == option_id and isinstance(o, BooleanOption) for o in self.agent.options)
 
-
-def _title(content: list[ContentBlock]) -> str | None:
-    for block in content:
-        if isinstance(block, Text) and block.text.strip():
-            return block.text.splitlines()[0][:80]
-    return None

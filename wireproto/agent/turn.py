@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import anyio.lowlevel
 import jsonschema
 
 from wireproto.agent.api import (
@@ -42,13 +43,14 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
-
 from wireproto.errors import ConnectionClosed
 
 if TYPE_CHECKING:
     from wireproto.agent.runtime import Runtime
 
 __all__ = ["ToolCall", "Turn", "new_id"]
+
+_FINAL = (ToolStatus.COMPLETED, ToolStatus.FAILED)
 
 
 def new_id(prefix: str) -> str:
@@ -76,6 +78,8 @@ class ToolCall:
         """Send a change (absent arguments are unchanged; ``content`` replaces)."""
         if status is not None:
             self.status = status
+            if status in _FINAL:
+                self.turn._open_calls.pop(self.id, None)
         await self.turn.emit(
             ToolCallUpdated(
                 id=self.id,
@@ -116,13 +120,17 @@ class Turn:
         self._steered = anyio.Event()
         self._message_id: str | None = None
         self._thought_id: str | None = None
+        self._text: str | None = None
+        self._open_calls: dict[str, ToolCall] = {}
 
     # ----------------------------------------------------------- properties
 
     @property
     def text(self) -> str:
-        """The prompt rendered as text (see :func:`render_prompt`)."""
-        return render_prompt(self.prompt)
+        """The prompt rendered as text (see :func:`render_prompt`; rendered once)."""
+        if self._text is None:
+            self._text = render_prompt(self.prompt)
+        return self._text
 
     @property
     def client(self) -> ClientCapabilities:
@@ -153,7 +161,12 @@ class Turn:
     # -------------------------------------------------------------- output
 
     async def emit(self, event: Event) -> None:
-        """Record ``event`` in the session's history and send it to the client."""
+        """Record ``event`` in the session's history and send it to the client.
+
+        Once the turn is cancelled nothing more is recorded or sent (the
+        cancellation is raised here first).
+        """
+        await anyio.lowlevel.checkpoint_if_cancelled()
         await self.runtime.emit(self.session, event)
 
     def new_message(self) -> None:
@@ -187,18 +200,38 @@ class Turn:
         locations: Sequence[Location] = (),
         raw_input: Any = None,
         id: str | None = None,
+        external: bool = False,
     ) -> ToolCall:
-        """Announce a tool call and return its handle."""
+        """Announce a tool call and return its handle.
+
+        A call the turn leaves unfinished is failed by the runtime when the
+        turn ends (see :meth:`close_open_calls`). ``external`` marks a call
+        of a client-provided tool.
+        """
         call = ToolCall(self, id or new_id("call"), name)
         call.status = status
         self._message_id = self._thought_id = None
+        if status not in _FINAL:
+            self._open_calls[call.id] = call
         await self.emit(
             ToolCallStarted(
                 id=call.id, name=name, title=title, kind=kind, status=status,
-                locations=list(locations), raw_input=raw_input,
+                locations=list(locations), raw_input=raw_input, external=external,
             )
         )
         return call
+
+    async def close_open_calls(self) -> None:
+        """Fail every tool call of this turn that is not finished yet.
+
+        The runtime calls this when the agent's :meth:`Agent.prompt` is over
+        (returned or cancelled), before ``TurnEnded``, so that no tool call is
+        left ``pending``/``in_progress`` live or in a replay. The message is
+        ``"cancelled"`` for a cancelled turn.
+        """
+        message = "cancelled" if self.cancelled else "the turn ended before the tool call finished"
+        for call in list(self._open_calls.values()):
+            await call.fail(message)
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
         """Send the complete current plan."""
@@ -284,12 +317,13 @@ class Turn:
 
         Raises:
             OSError: the file cannot be read (``PermissionError`` outside the roots).
+            UnicodeDecodeError: a local file is not UTF-8.
             RpcError: the client refused.
         """
         if self.client.read_text_file:
             return await self._channel().read_text_file(self.session, str(self.resolve(path)))
         full = self._confined(path)
-        return await anyio.Path(full).read_text(encoding="utf-8")
+        return (await anyio.Path(full).read_bytes()).decode("utf-8")  # no newline translation
 
     async def write_text_file(self, path: str, text: str) -> Diff:
         """Write a text file through the client when it can, else locally.
@@ -305,7 +339,7 @@ class Turn:
         if self.client.write_text_file:
             await self._channel().write_text_file(self.session, str(full), text)
         else:
-            await anyio.Path(full).write_text(text, encoding="utf-8")
+            await anyio.Path(full).write_bytes(text.encode("utf-8"))
         return Diff(path=str(full), new_text=text, old_text=old)
 
     # ------------------------------------------------------- external tools
@@ -320,7 +354,7 @@ class Turn:
         tool = self.client.external_tools.get(name)
         call = await self.start_tool(
             name, f"Calling {name}", kind=ToolKind.OTHER, status=ToolStatus.IN_PROGRESS,
-            raw_input=arguments,
+            raw_input=arguments, external=tool is not None,
         )
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")

@@ -133,7 +133,7 @@ class _Envelope(msgspec.Struct):
     """The first-pass view of any message; payloads stay raw."""
 
     jsonrpc: str | UnsetType = UNSET
-    id: int | str | None | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
     method: str | UnsetType = UNSET
     params: msgspec.Raw = msgspec.Raw()
     result: msgspec.Raw = msgspec.Raw()

@@ -98,6 +98,12 @@ class LineFramer:
             buf = self._buf
             nl = buf.find(b"\n", self._scan)
             if nl < 0:
+                if len(buf) > self.max_bytes + 2:
+                    # an oversized tail fed together with complete lines
+                    del buf[:]
+                    self._scan = 0
+                    self._discarding = True
+                    raise MessageTooLarge(self.max_bytes)
                 self._scan = len(buf)
                 return None
             end = nl - 1 if nl > 0 and buf[nl - 1] == 13 else nl

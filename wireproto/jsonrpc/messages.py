@@ -10,7 +10,7 @@ carries ``result``.
 from __future__ import annotations
 
 import enum
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
@@ -26,7 +26,7 @@ __all__ = [
     "Response",
 ]
 
-Id = Union[int, str]
+Id = int | str
 """A JSON-RPC id as this library accepts it: a JSON string or integer."""
 
 
@@ -94,5 +94,5 @@ class ErrorResponse(msgspec.Struct, kw_only=True, **_ENVELOPE):
     error: Error
 
 
-Message = Union[Request, Notification, Response, ErrorResponse]
+Message = Request | Notification | Response | ErrorResponse
 """Any JSON-RPC message."""

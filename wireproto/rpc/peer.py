@@ -26,6 +26,7 @@ chained to the cause, and the stream is closed. No task outlives the peer.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -37,6 +38,7 @@ from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 import anyio
 import anyio.abc
 import msgspec
+from anyio.streams.memory import MemoryObjectReceiveStream
 from msgspec import UNSET
 
 from wireproto.errors import (
@@ -58,11 +60,12 @@ from wireproto.jsonrpc.codec import (
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc.router import Route, Router
 
-__all__ = ["Peer", "SupportsSendMany"]
+__all__ = ["Peer", "PeerStats", "SupportsSendMany"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+_ANY: Any = Any  # the default result_type: raw JSON values
 _STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
@@ -74,13 +77,33 @@ class SupportsSendMany(Protocol):
         """Send every item, in order."""
 
 
+@dataclasses.dataclass(frozen=True)
+class PeerStats:
+    """A snapshot of a peer's queues (see :meth:`Peer.stats`).
+
+    Attributes:
+        pending: outgoing requests waiting for their response.
+        running: inbound requests being handled.
+        backlog: inbound requests waiting for a free handler.
+        send_queued: encoded messages waiting for the writer.
+        send_waiting: producers waiting for room in the send queue.
+    """
+
+    pending: int
+    running: int
+    backlog: int
+    send_queued: int
+    send_waiting: int
+
+
 class _Pending:
     """One outgoing request waiting for its response."""
 
-    __slots__ = ("event", "method", "response")
+    __slots__ = ("event", "method", "ordered", "response")
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, method: str, ordered: bool) -> None:
         self.method = method
+        self.ordered = ordered  # wait for earlier notifications before resolving
         self.event = anyio.Event()
         self.response: IncomingResponse | BaseException | None = None
 
@@ -148,14 +171,18 @@ class Peer:
         self._closed_cause: BaseException | None = None
         self._closed = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
-        self._work_scope = anyio.CancelScope()
+        self._inbox_task: int | None = None
 
     # ------------------------------------------------------------------ life
 
     async def __aenter__(self) -> Peer:
+        if self._tg is not None:
+            raise LocalProtocolError("a Peer can be started only once")
+        self._work_scope = anyio.CancelScope()  # needs a running event loop
         out_send, out_recv = anyio.create_memory_object_stream[bytes](self._send_queue)
         in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
         self._out, self._inbox = out_send, in_send
+        self._channels = (out_send, out_recv, in_send, in_recv)
         self._inbox_slots = anyio.Semaphore(self._inbox_size)
         self._writer_done = anyio.Event()
         self._tg = anyio.create_task_group()
@@ -180,9 +207,25 @@ class Peer:
         try:
             await self._tg.__aexit__(None, None, None)
         finally:
+            for channel in self._channels:  # even if a task never started
+                channel.close()
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
         return None
+
+    def stats(self) -> PeerStats:
+        """Return the current queue sizes (for monitoring and tests)."""
+        queued = waiting = 0
+        if self._tg is not None:
+            out = self._out.statistics()
+            queued, waiting = out.current_buffer_used, out.tasks_waiting_send
+        return PeerStats(
+            pending=len(self._pending),
+            running=self._active,
+            backlog=len(self._backlog),
+            send_queued=queued,
+            send_waiting=waiting,
+        )
 
     @property
     def closed(self) -> bool:
@@ -198,7 +241,7 @@ class Peer:
             self._closed_cause = cause
         for pending in self._pending.values():
             err = ConnectionClosed(f"connection closed before {pending.method} was answered")
-            err.__cause__ = cause
+            err.__cause__ = self._closed_cause
             pending.resolve(err)
         self._closed.set()
 
@@ -216,15 +259,20 @@ class Peer:
         Raises:
             ConnectionClosed: the connection is closed.
         """
+        self._check_running()
         await self._send(self._encoder.encode(Notification(method=method, params=params)))
+
+    def _check_running(self) -> None:
+        if self._tg is None:
+            raise LocalProtocolError("the peer is not running: use 'async with peer'")
 
     async def request(
         self,
         method: str,
         params: Any = UNSET,
         *,
-        result_type: type[T] = cast(Any, Any),
-        timeout: float | None = None,
+        result_type: type[T] = _ANY,
+        timeout: float | None = None,  # noqa: ASYNC109 (a per-request deadline)
         id: Id | None = None,
     ) -> T:
         """Send a request and wait for its response.
@@ -243,24 +291,31 @@ class Peer:
             RpcError: the peer answered with an error.
             RemoteProtocolError: the result does not match ``result_type``.
             ConnectionClosed: the connection ended first.
-            LocalProtocolError: ``id`` is already pending.
+            LocalProtocolError: ``id`` is already pending, or the peer is
+                not running.
             TimeoutError: no answer within ``timeout``. A cancellation
                 notification is sent on timeout and on cancellation.
         """
         if self._closed.is_set():
             raise ConnectionClosed("connection closed") from self._closed_cause
+        self._check_running()
         rid: Id = next(self._ids) if id is None else id
         key = (type(rid), rid)
         if key in self._pending:
             raise LocalProtocolError(f"request id {rid!r} is already pending")
-        slot = self._pending[key] = _Pending(method)
+        # A request made by a notification handler cannot wait for that
+        # handler to finish: its response is delivered as soon as it arrives.
+        ordered = self._inbox_task is None or anyio.get_current_task().id != self._inbox_task
+        slot = self._pending[key] = _Pending(method, ordered)
+        sent = False
         try:
             await self._send(self._encoder.encode(Request(id=rid, method=method, params=params)))
+            sent = True
             with anyio.fail_after(timeout):
                 await slot.event.wait()
         finally:
             del self._pending[key]
-            if slot.response is None:
+            if sent and slot.response is None:
                 await self._send_cancel(rid)
         return self._result(slot.response, result_type)
 
@@ -292,7 +347,7 @@ class Peer:
 
     # --------------------------------------------------------------- writing
 
-    async def _write_loop(self, queue: anyio.abc.ObjectReceiveStream[bytes]) -> None:
+    async def _write_loop(self, queue: MemoryObjectReceiveStream[bytes]) -> None:
         stream = self._stream
         many = isinstance(stream, SupportsSendMany)
         try:
@@ -368,7 +423,7 @@ class Peer:
         pending = self._pending.get((type(msg.id), msg.id))
         if pending is None:
             log.info("%s: response to unknown id %r dropped", self.name, msg.id)
-        elif self._inbox_busy:
+        elif self._inbox_busy and pending.ordered:
             self._inbox_busy += 1
             self._inbox.send_nowait((pending, msg))
         else:
@@ -428,9 +483,10 @@ class Peer:
         log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
 
     async def _inbox_loop(self, inbox: anyio.abc.ObjectReceiveStream[Any]) -> None:
+        self._inbox_task = anyio.get_current_task().id
         async for target, msg in inbox:
-            self._inbox_busy -= 1
             if isinstance(target, _Pending):
+                self._inbox_busy -= 1
                 target.resolve(msg)
                 continue
             self._inbox_slots.release()
@@ -441,6 +497,9 @@ class Peer:
                 log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
             except Exception:
                 log.exception("%s: notification handler for %s failed", self.name, msg.method)
+            finally:
+                # counted until handled, so a response read meanwhile waits its turn
+                self._inbox_busy -= 1
 
     # ------------------------------------------------------------- handling
 
@@ -492,7 +551,12 @@ class Peer:
     async def _reply_error(
         self, id: Id | None, code: int, message: str, data: Any = UNSET
     ) -> None:
-        await self._send_quiet(self._encoder.error(id, code, message, data))
+        try:
+            out = self._encoder.error(id, code, message, data)
+        except (TypeError, ValueError):
+            log.exception("%s: error data for request %r cannot be encoded", self.name, id)
+            out = self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
+        await self._send_quiet(out)
 
     async def _send_quiet(self, data: bytes) -> None:
         try:

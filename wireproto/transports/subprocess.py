@@ -124,20 +124,24 @@ async def open_subprocess(
     try:
         yield stream
     finally:
-        with anyio.CancelScope(shield=True):
-            await _shut_down(stream, name, shutdown_timeout)
-            with anyio.move_on_after(shutdown_timeout):
-                await drained.wait()
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(None, None, None)
+        try:
+            with anyio.CancelScope(shield=True):
+                await _shut_down(stream, name, shutdown_timeout)
+                with anyio.move_on_after(shutdown_timeout):
+                    await drained.wait()  # the rest of stderr, until EOF
+            tg.cancel_scope.cancel()
+            await tg.__aexit__(None, None, None)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await process.aclose()
 
 
-async def _shut_down(stream: SubprocessStream, name: str, timeout: float) -> None:
+async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     """The shutdown ladder: close pipes, wait, terminate, wait, kill."""
     process = stream.process
     await stream.aclose()
     for signal_name, send_signal in (("SIGTERM", process.terminate), ("SIGKILL", process.kill)):
-        with anyio.move_on_after(timeout):
+        with anyio.move_on_after(step):
             await process.wait()
         if process.returncode is not None:
             break
@@ -147,7 +151,6 @@ async def _shut_down(stream: SubprocessStream, name: str, timeout: float) -> Non
         except ProcessLookupError:
             pass
     returncode = await process.wait()
-    await process.aclose()
     log.debug("%s (pid %d) exited with status %d", name, process.pid, returncode)
 
 

@@ -1,1 +1,153 @@
-"""wireproto subpackage."""
+"""Kimi CLI's Wire protocol (``wire.md``): both roles, and one-call entry points.
+
+* :func:`serve_wire` serves an agent (or a :class:`~wireproto.agent.runtime.Runtime`)
+  to one client: over this process's stdio by default, or over any message
+  stream (a WebSocket connection, an in-memory pair).
+* :func:`connect_wire` spawns a Wire server command (``kimi --wire``,
+  ``wireproto wire``) or connects to a WebSocket URL and yields a ready
+  :class:`~.client.WireClient` (``initialize`` sent, v1 fallback applied).
+
+The transports are imported lazily, only by these two functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from wireproto.agent.api import Agent
+from wireproto.agent.runtime import Runtime
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+from .client import (
+    ApprovalHandler,
+    EventHandler,
+    HookHandler,
+    QuestionHandler,
+    ToolHandler,
+    WireClient,
+)
+from .methods import ClientInfo, ExternalTool, HookSubscription
+from .server import WireServer
+
+__all__ = ["WireClient", "WireServer", "connect_wire", "serve_wire"]
+
+
+async def serve_wire(
+    agent: Agent | Runtime,
+    stream: anyio.abc.ObjectStream[bytes] | None = None,
+    *,
+    session_id: str | None = None,
+    work_dir: str | None = None,
+    yolo: bool = False,
+    model: str | None = None,
+    thinking: bool | None = None,
+    stop: anyio.Event | None = None,
+) -> None:
+    """Serve ``agent`` to one Wire client until the input ends or ``stop`` is set.
+
+    Args:
+        agent: the agent, or a runtime already serving it (shared sessions).
+        stream: the connection; ``None`` = this process's stdin/stdout.
+        session_id: resume this session (created when unknown); default a new one.
+        work_dir: the session's working directory (default: the current one).
+        yolo: approve every approval request without asking the client.
+        model: value of the agent's ``model`` option, if it declares one.
+        thinking: value of the agent's ``thought_level`` option, if it declares one.
+        stop: set it to end serving (e.g. on SIGTERM): the running turn is
+            cancelled, pending requests resolved visibly, output flushed.
+
+    Raises:
+        AgentError: the session could not be opened or an option not set.
+        OSError: stdio is not usable.
+    """
+    runtime = agent if isinstance(agent, Runtime) else Runtime(agent)
+    server = WireServer(
+        runtime, session_id=session_id, work_dir=work_dir, yolo=yolo, model=model,
+        thinking=thinking,
+    )
+    if stream is not None:
+        await server.serve(stream, stop=stop)
+        return
+    from wireproto.transports.stdio import open_stdio
+
+    async with open_stdio() as stdio:
+        await server.serve(stdio, stop=stop)
+
+
+@asynccontextmanager
+async def connect_wire(
+    cmd: Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    stderr: Any = "inherit",
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    handshake: bool = True,
+    client_info: ClientInfo | None = None,
+    external_tools: Mapping[str, tuple[ExternalTool, ToolHandler]] | None = None,
+    on_approval: ApprovalHandler | None = None,
+    on_question: QuestionHandler | None = None,
+    on_hook: HookHandler | None = None,
+    on_event: EventHandler | None = None,
+    hooks: Sequence[HookSubscription] = (),
+    supports_plan_mode: bool = False,
+    event_buffer: int = 1024,
+    initialize_timeout: float = 5.0,
+) -> AsyncIterator[WireClient]:
+    """Connect to a Wire server and yield a ready :class:`WireClient`.
+
+    Exactly one of ``cmd`` (a command to spawn, talking over its stdio) and
+    ``url`` (a ``ws://`` / ``wss://`` URL) must be given.
+
+    Args:
+        cmd: the server command and its arguments (no shell).
+        url: a WebSocket URL.
+        headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
+        env / cwd: the spawned command's environment and directory.
+        stderr: the spawned command's stderr: ``"inherit"`` or ``"log"``.
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+        handshake: send ``initialize`` first (with the v1 fallback).
+        client_info ... initialize_timeout: see :class:`WireClient`.
+
+    Yields:
+        the client; on exit it is closed and a spawned server is shut down.
+
+    Raises:
+        ValueError: both or neither of ``cmd`` and ``url``.
+        OSError: the command could not be started or the socket not opened.
+        ConnectionClosed: the WebSocket handshake was refused.
+    """
+    if (cmd is None) == (url is None):
+        raise ValueError("give exactly one of cmd and url")
+    async with AsyncExitStack() as stack:
+        stream: anyio.abc.ObjectStream[bytes]
+        if cmd is not None:
+            from wireproto.transports.subprocess import open_subprocess
+
+            stream = await stack.enter_async_context(
+                open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes)
+            )
+        else:
+            assert url is not None
+            from wireproto.transports.websocket import connect_websocket
+
+            stream = await stack.enter_async_context(
+                connect_websocket(url, headers=headers, max_bytes=max_bytes)
+            )
+        client = WireClient(
+            stream, client_info=client_info, external_tools=external_tools,
+            on_approval=on_approval, on_question=on_question, on_hook=on_hook,
+            on_event=on_event, hooks=hooks, supports_plan_mode=supports_plan_mode,
+            event_buffer=event_buffer, initialize_timeout=initialize_timeout,
+        )
+        await stack.enter_async_context(client)
+        if handshake:
+            await client.initialize()
+        yield client

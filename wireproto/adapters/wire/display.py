@@ -216,6 +216,6 @@ def validation_error_details(exc: msgspec.ValidationError, prefix: str = "$") ->
         paths.append(match.group(1))
         reason = reason[: match.start()]
     path = prefix
-    for part in reversed(paths):  # outermost first
+    for part in paths:  # found outermost first: each later one is relative to it
         path += part[1:]
     return path, reason

@@ -1,0 +1,82 @@
+"""wireproto server for the peer benchmark: Peer + Router over stdio or WebSocket.
+
+Serves ``session/set_mode`` (answers ``{}``) and ``session/prompt`` (whose
+text is a number N: streams N ``agent_message_chunk`` ``session/update``
+notifications with ``peer.notify``, then answers ``end_turn``). Params are
+decoded into the generated ACP Structs by the router, results encoded from
+them. ``serve`` is also used in-process for the memory transport.
+
+Usage: ``peer_wireproto_child.py [--websocket]`` (with ``--websocket`` it
+prints the URL it listens on as its first stdout line).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import anyio
+import anyio.abc
+from _messages import CHUNK_TEXT
+from wireproto.adapters.acp.schema import (
+    AgentMessageChunk,
+    PromptRequest,
+    PromptResponse,
+    SessionNotification,
+    SetSessionModeRequest,
+    SetSessionModeResponse,
+    TextContent,
+)
+
+from wireproto.jsonrpc.codec import ACP_DIALECT
+from wireproto.rpc.peer import Peer
+from wireproto.rpc.router import Router
+
+PEER_OPTIONS: dict[str, Any] = {"dialect": ACP_DIALECT, "cancel_method": "$/cancel_request"}
+
+
+async def serve(stream: anyio.abc.ObjectStream[bytes]) -> None:
+    """Serve one connection until the other side closes it."""
+    router = Router()
+    peer = Peer(stream, router, name="bench-server", **PEER_OPTIONS)
+
+    @router.request("session/set_mode", SetSessionModeRequest)
+    async def set_mode(params: SetSessionModeRequest) -> SetSessionModeResponse:
+        return SetSessionModeResponse()
+
+    @router.request("session/prompt", PromptRequest)
+    async def prompt(params: PromptRequest) -> PromptResponse:
+        count = int(params.prompt[0].text)  # type: ignore[union-attr]
+        notify = peer.notify
+        for _ in range(count):
+            update = AgentMessageChunk(content=TextContent(text=CHUNK_TEXT))
+            await notify("session/update",
+                         SessionNotification(session_id=params.session_id, update=update))
+        return PromptResponse(stop_reason="end_turn")
+
+    async with peer:
+        await peer.wait_closed()
+
+
+async def main() -> None:
+    if "--websocket" in sys.argv:
+        from wireproto.transports.websocket import serve_websocket
+
+        done = anyio.Event()
+
+        async def handler(stream: Any, request: Any) -> None:
+            await serve(stream)
+            done.set()
+
+        async with serve_websocket(handler) as server:
+            print(server.url, flush=True)
+            await done.wait()
+    else:
+        from wireproto.transports.stdio import open_stdio
+
+        async with open_stdio() as stream:
+            await serve(stream)
+
+
+if __name__ == "__main__":
+    anyio.run(main, backend="trio" if "--trio" in sys.argv else "asyncio")

@@ -1,0 +1,653 @@
+"""The RPC peer over the memory transport: calls, errors, cancellation, closing.
+
+Flow control (concurrency limit, backlog, ordering, backpressure, writer
+coalescing) is in ``test_peer_flow.py``. Every test runs on asyncio and trio.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import msgspec
+import pytest
+
+from wireproto.errors import (
+    ConnectionClosed,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestCancelled,
+    RpcError,
+)
+from wireproto.jsonrpc.codec import ACP_DIALECT, WIRE_DIALECT, Dialect
+from wireproto.rpc.peer import Peer
+from wireproto.rpc.router import Router
+from wireproto.testing import peer_pair, probe_peer
+from wireproto.transports.memory import memory_pair
+
+pytestmark = pytest.mark.anyio
+
+DIALECTS = [pytest.param(WIRE_DIALECT, id="wire"), pytest.param(ACP_DIALECT, id="acp")]
+CANCEL = "$/cancel_request"
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int
+
+
+def echo_router() -> Router:
+    router = Router()
+
+    @router.request("echo")
+    async def echo(params: Any) -> Any:
+        return params
+
+    return router
+
+
+# ------------------------------------------------------------------ requests
+
+
+async def test_requests_both_directions_concurrently() -> None:
+    a_router, b_router = echo_router(), echo_router()
+    holder: dict[str, Peer] = {}
+
+    @a_router.request("ask_back")
+    async def ask_back(params: Any) -> Any:
+        # a handler on ``a`` calling ``b`` while ``b`` waits for this answer
+        return ["a", await holder["a"].request("echo", params)]
+
+    results: dict[tuple[str, int], Any] = {}
+    async with peer_pair(a_router, b_router) as (a, b):
+        holder["a"] = a
+
+        async def call(src: Peer, name: str, method: str, i: int) -> None:
+            results[name, i] = await src.request(method, {"i": i})
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(call, a, "a", "echo", i)
+                tg.start_soon(call, b, "b", "echo", i)
+                tg.start_soon(call, b, "nested", "ask_back", i)
+    for i in range(20):
+        assert results["a", i] == {"i": i}
+        assert results["b", i] == {"i": i}
+        assert results["nested", i] == ["a", {"i": i}]
+
+
+async def test_result_type_decoding() -> None:
+    router = Router()
+
+    @router.request("point")
+    async def point(params: Any) -> Any:
+        return {"x": 1, "y": 2} if params == "good" else {"x": "one"}
+
+    async with peer_pair(None, router) as (a, _):
+        assert await a.request("point", "good", result_type=Point) == Point(1, 2)
+        assert await a.request("point", "good") == {"x": 1, "y": 2}
+        with pytest.raises(RemoteProtocolError) as info:
+            await a.request("point", "bad", result_type=Point)
+        assert isinstance(info.value.__cause__, msgspec.ValidationError)
+        assert await a.request("point", "good", result_type=Point) == Point(1, 2)
+
+
+async def test_params_are_decoded_with_the_route_type() -> None:
+    router = Router()
+
+    @router.request("norm", Point)
+    async def norm(p: Point) -> int:
+        assert isinstance(p, Point)
+        return abs(p.x) + abs(p.y)
+
+    async with peer_pair(None, router) as (a, _):
+        assert await a.request("norm", {"x": -3, "y": 4}) == 7
+        with pytest.raises(RpcError) as info:
+            await a.request("norm", {"x": -3, "y": "4"})
+        assert info.value.code == -32602
+        assert info.value.data == {"path": "$.y", "reason": "Expected `int`, got `str`"}
+
+
+async def test_first_request_id_is_zero_and_ids_are_echoed() -> None:
+    async with probe_peer() as (peer, probe):
+        async with anyio.create_task_group() as tg:
+            got: list[Any] = []
+
+            async def call(**kw: Any) -> None:
+                got.append(await peer.request("m", **kw))
+
+            tg.start_soon(call)
+            assert await probe.read() == b'{"jsonrpc":"2.0","id":0,"method":"m"}\n'
+            await probe.write(b'{"jsonrpc":"2.0","id":0,"result":"zero"}\n')
+            await anyio.wait_all_tasks_blocked()
+            tg.start_soon(lambda: call(id="0", params=[1]))
+            assert await probe.read() == b'{"jsonrpc":"2.0","id":"0","method":"m","params":[1]}\n'
+            await probe.write(b'{"jsonrpc":"2.0","id":0,"result":"wrong type"}\n')
+            await probe.write(b'{"jsonrpc":"2.0","id":"0","result":"string zero"}\n')
+        assert got == ["zero", "string zero"]
+
+
+# -------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_rpc_error_from_handler_passes_code_message_data(dialect: Dialect) -> None:
+    router = Router()
+
+    @router.request("find")
+    async def find(params: Any) -> Any:
+        raise RpcError(-32002, "Resource not found", params or None)
+
+    async with probe_peer(router, dialect=dialect) as (_, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"find","params":{"uri":"x"}}\n')
+        assert await probe.read() == (
+            b'{"jsonrpc":"2.0","id":1,"error":{"code":-32002,"message":"Resource not found",'
+            b'"data":{"uri":"x"}}}\n'
+        )
+        await probe.write(b'{"jsonrpc":"2.0","id":2,"method":"find"}\n')
+        no_data = b',"data":null}}\n' if dialect is WIRE_DIALECT else b"}}\n"
+        assert await probe.read() == (
+            b'{"jsonrpc":"2.0","id":2,"error":{"code":-32002,"message":"Resource not found"'
+            + no_data
+        )
+
+    async with peer_pair(None, router, dialect=dialect) as (a, _):
+        with pytest.raises(RpcError) as info:
+            await a.request("find", [1, 2])
+        assert (info.value.code, info.value.message, info.value.data) == (
+            -32002,
+            "Resource not found",
+            [1, 2],
+        )
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_other_exceptions_are_internal_errors_without_details(
+    dialect: Dialect, caplog: pytest.LogCaptureFixture
+) -> None:
+    router = Router()
+
+    @router.request("boom")
+    async def boom(params: Any) -> Any:
+        raise ValueError("secret detail")
+
+    @router.request("unencodable")
+    async def unencodable(params: Any) -> Any:
+        return object()
+
+    @router.request("bad_error_data")
+    async def bad_error_data(params: Any) -> Any:
+        raise RpcError(1, "m", object())
+
+    expected = b'{"jsonrpc":"2.0","id":%d,"error":{"code":-32603,"message":"Internal error"' + (
+        b',"data":null}}\n' if dialect is WIRE_DIALECT else b"}}\n"
+    )
+    async with probe_peer(router, dialect=dialect, name="srv") as (_, probe):
+        for i, method in enumerate([b"boom", b"unencodable", b"bad_error_data", b"boom"]):
+            await probe.write(b'{"jsonrpc":"2.0","id":%d,"method":"%s"}\n' % (i, method))
+            answer = await probe.read()
+            assert answer == expected % i
+    assert "secret detail" in caplog.text
+    assert any(r.exc_info for r in caplog.records if r.name == "wireproto.rpc.peer")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "expected"),
+    [
+        pytest.param(
+            WIRE_DIALECT,
+            b'{"jsonrpc":"2.0","id":"q1","error":{"code":-32601,'
+            b'"message":"Unexpected method received: nope","data":null}}\n',
+            id="wire",
+        ),
+        pytest.param(
+            ACP_DIALECT,
+            b'{"jsonrpc":"2.0","id":"q1","error":{"code":-32601,"message":"Method not found"}}\n',
+            id="acp",
+        ),
+    ],
+)
+async def test_unknown_method(dialect: Dialect, expected: bytes) -> None:
+    router = Router()
+
+    @router.notification("note")
+    async def note(params: Any) -> None:
+        raise AssertionError("never called")
+
+    async with probe_peer(router, dialect=dialect) as (_, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":"q1","method":"nope"}\n')
+        assert await probe.read() == expected
+        # a notification route called as a request is not a request method
+        await probe.write(b'{"jsonrpc":"2.0","id":"q1","method":"note"}\n')
+        assert await probe.read() == expected.replace(b"nope", b"note")
+        # an unknown notification is never answered
+        await probe.write(b'{"jsonrpc":"2.0","method":"nope"}\n')
+        await probe.assert_silent()
+
+    async with peer_pair(dialect=dialect) as (a, _):
+        with pytest.raises(RpcError) as info:
+            await a.request("nope")
+        assert info.value.code == -32601
+        assert info.value.message == dialect.method_not_found.format(method="nope")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_malformed_input_answered_and_peer_keeps_working(dialect: Dialect) -> None:
+    async with probe_peer(echo_router(), dialect=dialect) as (_, probe):
+        await probe.write(b"{oops\n[1,2]\n")
+        first, second = await probe.read_json(), await probe.read_json()
+        assert (first["id"], first["error"]["code"]) == (None, -32700)
+        assert (second["id"], second["error"]["code"]) == (None, -32600)
+        # an error response with id null is never answered
+        await probe.write(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}\n')
+        await probe.assert_silent()
+        await probe.write(b'{"jsonrpc":"2.0","id":3,"method":"echo","params":[3]}\n')
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":3,"result":[3]}\n'
+
+
+async def test_null_id_request_answered_on_acp_only() -> None:
+    line = b'{"jsonrpc":"2.0","id":null,"method":"echo","params":{"a":1}}\n'
+    async with probe_peer(echo_router(), dialect=ACP_DIALECT) as (_, probe):
+        await probe.write(line)
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":null,"result":{"a":1}}\n'
+    async with probe_peer(echo_router(), dialect=WIRE_DIALECT) as (_, probe):
+        await probe.write(line)  # a notification on Wire: a request method is dropped
+        await probe.assert_silent()
+
+
+SPEC_ROUTER = Router()
+
+
+@SPEC_ROUTER.request("subtract")
+async def _subtract(p: Any) -> Any:
+    return p[0] - p[1] if isinstance(p, list) else p["minuend"] - p["subtrahend"]
+
+
+@SPEC_ROUTER.notification("update")
+async def _update(p: Any) -> None:
+    return None
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_specification_examples_end_to_end(dialect: Dialect) -> None:
+    async with probe_peer(SPEC_ROUTER, dialect=dialect) as (_, probe):
+        await probe.write(b'{"jsonrpc": "2.0", "method": "subtract", "params": [42, 23], "id": 1}')
+        await probe.write(b"\n")
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":1,"result":19}\n'
+        await probe.write(
+            b'{"jsonrpc": "2.0", "method": "subtract",'
+            b' "params": {"subtrahend": 23, "minuend": 42}, "id": 3}\n'
+        )
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":3,"result":19}\n'
+        await probe.write(b'{"jsonrpc": "2.0", "method": "update", "params": [1,2,3,4,5]}\n')
+        await probe.write(b'{"jsonrpc": "2.0", "method": "foobar"}\n')
+        await probe.assert_silent()
+        await probe.write(b'{"jsonrpc": "2.0", "method": "foobar", "id": "1"}\n')
+        assert (await probe.read_json())["error"]["code"] == -32601
+        await probe.write(
+            b'[{"jsonrpc": "2.0", "method": "subtract", "params": [1,2], "id": "1"},'
+            b' {"jsonrpc": "2.0", "method": "update", "params": [7]}]\n'
+        )
+        assert await probe.read_json() == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32600, "message": "Invalid request"}
+            | ({"data": None} if dialect is WIRE_DIALECT else {}),
+        }
+        await probe.assert_silent()  # nothing in the batch was processed
+
+
+# ---------------------------------------------------------------- exactly once
+
+
+async def test_every_request_is_answered_exactly_once() -> None:
+    router = Router()
+    gate = anyio.Event()
+
+    @router.request("ok")
+    async def ok(params: Any) -> Any:
+        return params
+
+    @router.request("fail")
+    async def fail(params: Any) -> Any:
+        raise RpcError(1, "no")
+
+    @router.request("crash")
+    async def crash(params: Any) -> Any:
+        raise RuntimeError("x")
+
+    @router.request("wait")
+    async def wait(params: Any) -> Any:
+        await gate.wait()
+        return "waited"
+
+    @router.request("typed", Point)
+    async def typed(params: Point) -> Any:
+        return params.x
+
+    methods = ["ok", "fail", "crash", "wait", "typed", "missing"]
+    async with probe_peer(router, cancel_method=CANCEL, max_concurrency=4, backlog=4) as (
+        _,
+        probe,
+    ):
+        for i in range(30):
+            await probe.write_json(
+                {"jsonrpc": "2.0", "id": i, "method": methods[i % len(methods)], "params": {}}
+            )
+            if i % 4 == 3:  # cancel some, twice
+                await probe.write_json(
+                    {"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": i}}
+                )
+                await probe.write_json(
+                    {"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": i}}
+                )
+        await anyio.wait_all_tasks_blocked()
+        gate.set()
+        answers: list[int] = []
+        for _ in range(30):
+            answers.append((await probe.read_json())["id"])
+        await probe.assert_silent()
+    assert sorted(answers) == list(range(30))
+
+
+# --------------------------------------------------------------- cancellation
+
+
+async def test_cancelling_the_caller_sends_cancel_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, "wireproto.rpc.peer")
+    async with probe_peer(cancel_method=CANCEL) as (peer, probe):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer.request, "slow")
+            assert await probe.read() == b'{"jsonrpc":"2.0","id":0,"method":"slow"}\n'
+            assert peer.stats().pending == 1
+            tg.cancel_scope.cancel()
+        assert await probe.read() == (
+            b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":0}}\n'
+        )
+        assert peer.stats().pending == 0
+        # a late answer finds no pending entry: logged and ignored
+        await probe.write(b'{"jsonrpc":"2.0","id":0,"error":{"code":-32800,"message":"c"}}\n')
+        await probe.assert_silent()
+        assert "unknown id 0" in caplog.text
+
+
+async def test_no_cancel_notification_without_cancel_method() -> None:
+    async with probe_peer() as (peer, probe):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer.request, "slow")
+            await probe.read()
+            tg.cancel_scope.cancel()
+        await probe.assert_silent()
+        assert peer.stats().pending == 0
+
+
+async def test_timeout_raises_and_sends_cancel() -> None:
+    async with probe_peer(cancel_method=CANCEL) as (peer, probe):
+        with pytest.raises(TimeoutError):
+            await peer.request("slow", id="t1", timeout=0.01)
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":"t1","method":"slow"}\n'
+        assert await probe.read_json() == {
+            "jsonrpc": "2.0",
+            "method": CANCEL,
+            "params": {"requestId": "t1"},
+        }
+        assert peer.stats().pending == 0
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_incoming_cancel_cancels_the_handler(dialect: Dialect) -> None:
+    router = Router()
+    seen: list[str] = []
+
+    @router.request("hang")
+    async def hang(params: Any) -> Any:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            seen.append("cancelled")
+            raise
+
+    @router.request("partial")
+    async def partial(params: Any) -> Any:
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            return "partial result"  # a handler may still answer normally
+
+    cancelled = b'{"jsonrpc":"2.0","id":7,"error":{"code":-32800,"message":"Request cancelled"'
+    cancelled += b',"data":null}}\n' if dialect is WIRE_DIALECT else b"}}\n"
+    async with probe_peer(router, dialect=dialect, cancel_method=CANCEL) as (peer, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":7,"method":"hang"}\n')
+        await anyio.wait_all_tasks_blocked()
+        assert peer.stats().running == 1
+        # a cancel for "7" (a string) does not match the integer id 7
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": "7"}})
+        await probe.assert_silent()
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 7}})
+        assert await probe.read() == cancelled
+        assert seen == ["cancelled"]
+        await probe.write(b'{"jsonrpc":"2.0","id":8,"method":"partial"}\n')
+        await anyio.wait_all_tasks_blocked()
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 8}})
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":8,"result":"partial result"}\n'
+        assert peer.stats().running == 0
+
+
+async def test_cancel_between_peers_raises_request_cancelled_for_other_callers() -> None:
+    router = Router()
+    started = anyio.Event()
+
+    @router.request("hang")
+    async def hang(params: Any) -> Any:
+        started.set()
+        await anyio.sleep_forever()
+
+    async with peer_pair(None, router, cancel_method=CANCEL) as (a, b):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(a.request, "hang")
+            await started.wait()
+            tg.cancel_scope.cancel()
+        await anyio.wait_all_tasks_blocked()
+        assert b.stats().running == 0  # the remote handler was cancelled too
+        # a -32800 answer surfaces as RequestCancelled
+        cancel_router = Router()
+
+        @cancel_router.request("refuse")
+        async def refuse(params: Any) -> Any:
+            raise RequestCancelled()
+
+        b.router.add("refuse", refuse)
+        with pytest.raises(RequestCancelled) as info:
+            await a.request("refuse")
+        assert info.value.code == -32800
+
+
+async def test_malformed_and_unknown_cancels_are_logged_and_ignored(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, "wireproto.rpc.peer")
+    async with probe_peer(echo_router(), cancel_method=CANCEL) as (_, probe):
+        for params in [b'{"requestId":42}', b'{"requestId":1.5}', b'{"id":1}', b"[1]", b'"x"']:
+            await probe.write(
+                b'{"jsonrpc":"2.0","method":"$/cancel_request","params":%s}\n' % params
+            )
+        await probe.write(b'{"jsonrpc":"2.0","id":99,"result":{}}\n')
+        await probe.assert_silent()
+        await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":1}\n')
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":1,"result":1}\n'
+    assert "cancel for unknown id 42" in caplog.text
+    assert "unknown id 99" in caplog.text
+    assert caplog.text.count("$/cancel_request") >= 4
+
+
+async def test_duplicate_pending_id_is_a_local_error() -> None:
+    async with probe_peer() as (peer, probe):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: peer.request("m", id="x"))
+            await probe.read()
+            with pytest.raises(LocalProtocolError):
+                await peer.request("m", id="x")
+            tg.start_soon(lambda: peer.request("m", id=1))
+            assert await probe.read() == b'{"jsonrpc":"2.0","id":1,"method":"m"}\n'
+            assert peer.stats().pending == 2
+            tg.cancel_scope.cancel()
+
+
+# -------------------------------------------------------------------- closing
+
+
+async def test_remote_close_fails_pending_with_chained_cause() -> None:
+    errors: list[BaseException] = []
+    async with probe_peer() as (peer, probe):
+
+        async def call() -> None:
+            try:
+                await peer.request("m")
+            except ConnectionClosed as exc:
+                errors.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            tg.start_soon(call)
+            await probe.read()
+            await probe.read()
+            probe.write_eof()
+        await peer.wait_closed()
+        assert peer.closed
+        with pytest.raises(ConnectionClosed) as info:
+            await peer.request("after")
+        assert isinstance(info.value.__cause__, anyio.EndOfStream)
+    assert len(errors) == 2
+    assert all(isinstance(e.__cause__, anyio.EndOfStream) for e in errors)
+
+
+async def test_local_close_fails_pending_and_cancels_handlers() -> None:
+    router = Router()
+    handler_state: list[str] = []
+
+    @router.request("hang")
+    async def hang(params: Any) -> Any:
+        handler_state.append("started")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            handler_state.append("cancelled")
+
+    errors: list[BaseException] = []
+    tasks_before = len(anyio.get_running_tasks())
+    async with anyio.create_task_group() as tg:
+        async with probe_peer(router, flush_timeout=1) as (peer, probe):
+
+            async def call() -> None:
+                try:
+                    await peer.request("m")
+                except ConnectionClosed as exc:
+                    errors.append(exc)
+
+            tg.start_soon(call)
+            await probe.read()
+            await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"hang"}\n')
+            await anyio.wait_all_tasks_blocked()
+            assert handler_state == ["started"]
+            assert len(anyio.get_running_tasks()) > tasks_before
+        assert handler_state == ["started", "cancelled"]
+    assert len(errors) == 1
+    assert isinstance(errors[0].__cause__, ConnectionClosed)
+    assert len(anyio.get_running_tasks()) == tasks_before
+
+
+@pytest.mark.parametrize("seed", range(12))
+async def test_no_pending_request_survives_a_close(seed: int) -> None:
+    rng = random.Random(seed)
+    router = Router()
+
+    @router.request("work")
+    async def work(params: Any) -> Any:
+        mode = params["mode"]
+        if mode == "hang":
+            await anyio.sleep_forever()
+        if mode == "fail":
+            raise RpcError(1, "no")
+        return mode
+
+    outcomes: list[str] = []
+    callers = rng.randint(1, 12)
+    close_remote = rng.random() < 0.5
+    tasks_before = len(anyio.get_running_tasks())
+    sa, sb = memory_pair()
+    stop_b = anyio.Event()
+
+    async def serve_b() -> None:
+        async with Peer(sb, router, name="b", flush_timeout=1):
+            await stop_b.wait()
+
+    async def call(a: Peer, mode: str) -> None:
+        try:
+            await a.request("work", {"mode": mode})
+            outcomes.append("result")
+        except RpcError:
+            outcomes.append("error")
+        except ConnectionClosed:
+            outcomes.append("closed")
+
+    with anyio.fail_after(10):  # a surviving pending request would hang here
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_b)
+            async with Peer(sa, name="a", flush_timeout=1) as a:
+                for _ in range(callers):
+                    tg.start_soon(call, a, rng.choice(["hang", "hang", "fail", "ok"]))
+                for _ in range(rng.randint(0, 3)):
+                    await anyio.lowlevel.checkpoint()
+                if close_remote:
+                    stop_b.set()
+                    await a.wait_closed()
+            stop_b.set()
+    assert a.stats().pending == 0
+    assert len(outcomes) == callers
+    assert len(anyio.get_running_tasks()) == tasks_before
+
+
+# ------------------------------------------------------------------ limits
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+async def test_message_too_large_is_answered_and_peer_keeps_working(dialect: Dialect) -> None:
+    async with probe_peer(echo_router(), dialect=dialect, max_bytes=64) as (_, probe):
+        big = b'{"jsonrpc":"2.0","id":1,"method":"echo","params":"' + b"x" * 200 + b'"}\n'
+        for chunk in (big[:30], big[30:100], big[100:]):
+            await probe.write(chunk)
+        await probe.write(b'{"jsonrpc":"2.0","id":2,"method":"echo","params":"ok"}\n')
+        assert await probe.read() == (
+            b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Message too large",'
+            b'"data":{"max_bytes":64}}}\n'
+        )
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":2,"result":"ok"}\n'
+        assert probe.framer.buffered == 0
+
+
+# --------------------------------------------------------------------- usage
+
+
+def test_peer_can_be_built_outside_an_event_loop() -> None:
+    a, b = memory_pair()
+    peer = Peer(a)
+    assert not peer.closed
+    assert peer.stats().pending == 0
+    for stream in (a, b):
+        stream.send_stream.close()
+        stream.receive_stream.close()
+
+
+async def test_peer_must_be_running_to_send() -> None:
+    a, b = memory_pair()
+    async with a, b:
+        peer = Peer(a)
+        with pytest.raises(LocalProtocolError):
+            await peer.request("m")
+        with pytest.raises(LocalProtocolError):
+            await peer.notify("m")

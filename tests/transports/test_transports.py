@@ -1,0 +1,193 @@
+"""One suite over every transport: memory, stdio, subprocess and websocket.
+
+Each case talks to the echo peer of ``tests/helpers/echo.py`` (see
+``conftest.py``), so the same assertions hold for every transport.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+
+import anyio
+import anyio.abc
+import pytest
+
+from wireproto.errors import MessageTooLarge
+from wireproto.rpc.peer import SupportsSendMany
+
+from .conftest import KINDS, Case
+
+pytestmark = pytest.mark.anyio
+
+OpenCase = Callable[..., AbstractAsyncContextManager[Case]]
+LIMIT = 1024 * 1024
+
+
+async def exchange(
+    stream: anyio.abc.ObjectStream[bytes], batches: Sequence[Sequence[bytes]]
+) -> list[bytes]:
+    """Send the batches (one ``send_many`` each) while reading every echo back."""
+    expected = sum(len(batch) for batch in batches)
+    received: list[bytes] = []
+
+    async def produce() -> None:
+        for batch in batches:
+            if len(batch) == 1:
+                await stream.send(batch[0])
+            else:
+                assert isinstance(stream, SupportsSendMany)
+                await stream.send_many(batch)
+
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(produce)
+            while len(received) < expected:
+                received.append(await stream.receive())
+    return received
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_round_trip_small_large_and_non_ascii(open_case: OpenCase, kind: str) -> None:
+    big = b'{"data":"' + b"z" * (5 * 1024 * 1024) + b'"}\n'
+    text = '{"text":"héllo wörld ✓ 🎉 日本語 \\n escaped"}\n'.encode()
+    messages = [b'{"a":1}\n', text, big, b'{"after":"big"}\n']
+    async with open_case(kind) as case:
+        received = await exchange(case.stream, [[m] for m in messages])
+        assert received == [case.arrived(m) for m in messages]
+    assert received[1].rstrip().decode() == '{"text":"héllo wörld ✓ 🎉 日本語 \\n escaped"}'
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_order_is_preserved_and_send_many_batches(open_case: OpenCase, kind: str) -> None:
+    messages = [b'{"n":%d}\n' % i for i in range(500)]
+    messages[7] = messages[7].rstrip(b"\n")  # a message without terminator is framed too
+    batches = [messages[i : i + size] for i, size in zip(range(0, 500, 50), [1, 2, 64] * 10)]
+    sent = [m for batch in batches for m in batch]
+    async with open_case(kind) as case:
+        assert isinstance(case.stream, SupportsSendMany)
+        await case.stream.send_many([])  # nothing to send is fine
+        received = await exchange(case.stream, batches)
+        assert received == [case.arrived(m) for m in sent]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_send_eof(open_case: OpenCase, kind: str) -> None:
+    async with open_case(kind) as case:
+        stream = case.stream
+        if case.half_close:
+            await stream.send(b"last\n")
+            await stream.send_eof()
+            assert await stream.receive() == case.arrived(b"last\n")  # still receiving after our EOF
+            assert await stream.receive() == b"!eof"  # the echo saw our EOF
+        else:
+            await stream.send_eof()
+        with pytest.raises(anyio.EndOfStream):
+            await stream.receive()
+        with pytest.raises(anyio.ClosedResourceError):
+            await stream.send(b"too late\n")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_remote_end_of_stream(open_case: OpenCase, kind: str) -> None:
+    async with open_case(kind) as case:
+        await case.stream.send(b"before\n")
+        await case.stream.send(b"!close\n")
+        assert await case.stream.receive() == case.arrived(b"before\n")
+        with pytest.raises(anyio.EndOfStream):
+            await case.stream.receive()
+        with pytest.raises(anyio.EndOfStream):  # and it stays ended
+            await case.stream.receive()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_remote_vanishes(open_case: OpenCase, kind: str) -> None:
+    async with open_case(kind) as case:
+        await case.stream.send(b"!exit\n")
+        with anyio.fail_after(10), pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+            await case.stream.receive()
+        with anyio.fail_after(10), pytest.raises(anyio.BrokenResourceError):  # noqa: PT012
+            for _ in range(100):  # a pipe may take a write or two to report EPIPE
+                await case.stream.send(b"anyone?\n")
+                await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_close_semantics(open_case: OpenCase, kind: str) -> None:
+    async with open_case(kind) as case:
+        stream = case.stream
+        await stream.send(b"hello\n")
+        assert await stream.receive() == case.arrived(b"hello\n")
+        outcome: list[type[BaseException]] = []
+
+        async def pending_receive() -> None:
+            try:
+                await stream.receive()
+            except Exception as exc:
+                outcome.append(type(exc))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(pending_receive)
+            await anyio.wait_all_tasks_blocked()
+            await stream.aclose()
+        assert outcome == [anyio.ClosedResourceError]
+        with pytest.raises(anyio.ClosedResourceError):
+            await stream.receive()
+        with pytest.raises(anyio.ClosedResourceError):
+            await stream.send(b"x\n")
+        assert isinstance(stream, SupportsSendMany)
+        with pytest.raises(anyio.ClosedResourceError):
+            await stream.send_many([b"x\n", b"y\n"])
+        await stream.aclose()  # idempotent
+
+
+@pytest.mark.parametrize("kind", ["stdio", "subprocess", "websocket"])
+async def test_oversized_inbound_message(
+    open_case: OpenCase, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with open_case(kind, max_bytes=LIMIT) as case:
+        await case.stream.send(b"!big %d\n" % (2 * LIMIT))
+        if kind == "websocket":
+            with pytest.raises((anyio.BrokenResourceError, anyio.EndOfStream)):
+                await case.stream.receive()
+            assert any("1009" in r.getMessage() for r in caplog.records)
+            return
+        with pytest.raises(MessageTooLarge) as info:
+            await case.stream.receive()
+        assert info.value.max_bytes == LIMIT
+        await case.stream.send(b"!big %d\n" % LIMIT)  # exactly at the limit is fine
+        assert await case.stream.receive() == b"x" * LIMIT
+        await case.stream.send(b"after\n")
+        assert await case.stream.receive() == b"after"
+
+
+@pytest.mark.parametrize("kind", ["stdio", "websocket"])
+async def test_oversized_outbound_message(
+    open_case: OpenCase, kind: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    async with open_case(kind, max_bytes=LIMIT) as case:
+        oversized = b'"' + b"y" * (2 * LIMIT) + b'"\n'
+        if kind == "websocket":
+            await case.stream.send(oversized)
+            with pytest.raises((anyio.BrokenResourceError, anyio.EndOfStream)):
+                await case.stream.receive()
+            assert any("1009" in r.getMessage() for r in caplog.records)
+            return
+        # The child's open_stdio reports the oversized line and stays usable.
+        received = await exchange(case.stream, [[oversized], [b"after\n"]])
+        assert received == [b"!too-large", b"after"]
+
+
+async def test_stdio_reserves_stdout(open_case: OpenCase, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO)
+    async with open_case("stdio") as case:
+        await case.stream.send(b"!print\n")
+        assert await case.stream.receive() == b"!printed"
+        await case.stream.send(b"after\n")
+        assert await case.stream.receive() == b"after"
+    # The stray output reached stderr, which the subprocess transport logs.
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "stray print from the echo child" in logged
+    assert "stray write to fd 1" in logged

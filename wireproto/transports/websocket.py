@@ -1,0 +1,427 @@
+"""WebSocket client and server carrying one message per text frame.
+
+Theory of operation
+-------------------
+The ``websockets`` library does the protocol work; :class:`WebSocketStream`
+only adapts a connection to ``anyio.abc.ObjectStream[bytes]``. Each message
+is sent as ONE text frame without the ``\\n`` the codec appends (the bytes
+are sent as they are, no decode/encode round trip); a received frame is
+returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
+
+Compression is off: deflating JSON costs more than it saves on loopback.
+The implementation follows the running event loop, chosen from the table
+:data:`_BACKENDS`: ``websockets.asyncio`` on asyncio and ``websockets.trio``
+(shipped by websockets >= 16, Python >= 3.11) on trio.
+
+websockets exceptions become anyio ones in exactly one place,
+:meth:`WebSocketStream._convert`, chained with ``from``:
+
+=====================================  ==========================================
+``ConnectionClosedOK`` (1000/1001)     ``EndOfStream`` on receive,
+                                       ``BrokenResourceError`` on send
+``ConnectionClosedError`` (e.g. 1009)  ``BrokenResourceError`` (reason logged)
+either, after our own ``aclose``       ``ClosedResourceError``
+``ConcurrencyError``                   ``BusyResourceError``
+=====================================  ==========================================
+
+An inbound message over ``max_bytes`` makes the library close the connection
+with code 1009 ("message too big"); the reason is logged and ``receive``
+raises ``BrokenResourceError``. A refused opening handshake raises
+:class:`~wireproto.errors.ConnectionClosed` from ``connect_websocket``.
+WebSocket has no half-close: ``send_eof`` starts the closing handshake.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import websockets.exceptions as wsexc
+
+from wireproto.errors import ConnectionClosed
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from websockets.http11 import Request, Response
+
+__all__ = [
+    "Refusal",
+    "RequestCheck",
+    "WebSocketHandler",
+    "WebSocketRequest",
+    "WebSocketServer",
+    "WebSocketStream",
+    "connect_websocket",
+    "serve_websocket",
+]
+
+log = logging.getLogger(__name__)
+
+_MESSAGE_TOO_BIG = 1009
+
+
+class _Connection(Protocol):
+    """What :class:`WebSocketStream` needs from a websockets connection."""
+
+    async def recv(self, decode: Literal[False]) -> bytes: ...
+
+    async def send(self, message: bytes | memoryview, *, text: bool | None = None) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class WebSocketRequest:
+    """The opening handshake of an inbound connection.
+
+    Attributes:
+        path: the request target (path and query string).
+        headers: header names lower-cased; repeated headers joined with ``", "``.
+        remote_address: the client's address as the socket reports it.
+    """
+
+    path: str
+    headers: Mapping[str, str]
+    remote_address: Any = None
+
+
+Refusal = tuple[int, str]
+"""An HTTP status and a short text answering a refused handshake."""
+
+RequestCheck = Callable[[WebSocketRequest], "Refusal | None"]
+"""Called before accepting a connection: ``None`` accepts, ``(status, text)`` refuses."""
+
+WebSocketHandler = Callable[["WebSocketStream", WebSocketRequest], Awaitable[None]]
+"""Serves one accepted connection; the stream is closed when it returns."""
+
+
+class WebSocketStream(anyio.abc.ObjectStream[bytes]):
+    """One WebSocket connection as an ``ObjectStream[bytes]`` of whole messages.
+
+    Created by :func:`connect_websocket` and :func:`serve_websocket`.
+    """
+
+    def __init__(
+        self,
+        connection: _Connection,
+        close: Callable[[int, str], Awaitable[None]],
+        *,
+        max_bytes: int,
+        name: str = "websocket",
+    ) -> None:
+        self._conn = connection
+        self._close = close
+        self.max_bytes = max_bytes
+        self.name = name
+        self._closed = False  # aclose() was called
+        self._eof_sent = False
+        self._logged = False
+
+    async def receive(self) -> bytes:
+        """Return the next message.
+
+        Raises:
+            anyio.EndOfStream: the connection was closed normally.
+            anyio.BrokenResourceError: it failed (e.g. 1009 for a message
+                over ``max_bytes``, or the network dropped).
+            anyio.ClosedResourceError: this side called ``aclose``.
+        """
+        if self._closed:
+            await anyio.lowlevel.checkpoint()
+            raise anyio.ClosedResourceError
+        try:
+            data = await self._conn.recv(decode=False)
+        except wsexc.WebSocketException as exc:
+            raise self._convert(exc, sending=False) from exc
+        if data.endswith(b"\n"):
+            data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+        return data
+
+    async def send(self, item: bytes) -> None:
+        """Send one message as one text frame (a trailing ``\\n`` is not sent).
+
+        Raises:
+            anyio.BrokenResourceError: the connection is closed or failed.
+            anyio.ClosedResourceError: this side closed or sent EOF.
+        """
+        if self._closed or self._eof_sent:
+            await anyio.lowlevel.checkpoint()
+            raise anyio.ClosedResourceError
+        payload = memoryview(item)[:-1] if item.endswith(b"\n") else item
+        try:
+            await self._conn.send(payload, text=True)
+        except wsexc.WebSocketException as exc:
+            raise self._convert(exc, sending=True) from exc
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        """Send several messages in order, one frame each."""
+        for item in items:
+            await self.send(item)
+
+    async def send_eof(self) -> None:
+        """Close the connection normally (1000): WebSocket has no half-close.
+
+        Messages already received stay readable; ``receive`` then raises
+        ``EndOfStream``.
+        """
+        self._eof_sent = True
+        await self._close(1000, "")
+
+    async def aclose(self) -> None:
+        """Close the connection normally (1000), waiting for the closing handshake."""
+        self._closed = True
+        await self._close(1000, "")
+
+    def _convert(self, exc: wsexc.WebSocketException, *, sending: bool) -> Exception:
+        """The single conversion point from websockets errors to anyio ones."""
+        if isinstance(exc, wsexc.ConcurrencyError):
+            return anyio.BusyResourceError("sending to" if sending else "receiving from")
+        if self._closed:
+            return anyio.ClosedResourceError()
+        if isinstance(exc, wsexc.ConnectionClosedOK):
+            self._log_close(exc, logging.DEBUG)
+            return anyio.BrokenResourceError() if sending else anyio.EndOfStream()
+        if isinstance(exc, wsexc.ConnectionClosed):
+            self._log_close(exc, logging.WARNING)
+            return anyio.BrokenResourceError(str(exc))
+        return anyio.BrokenResourceError(f"websocket failed: {exc}")
+
+    def _log_close(self, exc: wsexc.ConnectionClosed, level: int) -> None:
+        if self._logged:
+            return
+        self._logged = True
+        frame = exc.sent if exc.sent is not None else exc.rcvd
+        if frame is not None and frame.code == _MESSAGE_TOO_BIG:
+            side = "inbound" if exc.sent is not None else "outbound"
+            log.warning(
+                "%s: closed with 1009: %s message over the peer's size limit (%s)",
+                self.name, side, frame.reason or "message too big",
+            )
+        else:
+            log.log(level, "%s: connection closed: %s", self.name, exc)
+
+
+@dataclasses.dataclass(frozen=True)
+class WebSocketServer:
+    """A listening server, as yielded by :func:`serve_websocket`.
+
+    Attributes:
+        host: the address it is bound to.
+        port: the port it is bound to (the real one when 0 was asked).
+    """
+
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        """The ``ws://`` URL a client connects to."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"ws://{host}:{self.port}"
+
+
+@asynccontextmanager
+async def connect_websocket(
+    url: str,
+    *,
+    headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> AsyncIterator[WebSocketStream]:
+    """Connect to a WebSocket server.
+
+    Args:
+        url: a ``ws://`` or ``wss://`` URL.
+        headers: extra HTTP headers for the opening handshake (e.g. a token).
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+
+    Yields:
+        the stream; the connection is closed on exit.
+
+    Raises:
+        ConnectionClosed: the server refused the handshake (the HTTP status
+            is in the message and in the chained cause).
+        OSError: the TCP connection failed.
+        TimeoutError: the opening handshake timed out.
+    """
+    backend = _BACKENDS[_current_backend()]
+    try:
+        opened = backend.connect(url, headers=headers, max_bytes=max_bytes)
+        conn = await opened.__aenter__()
+    except wsexc.InvalidStatus as exc:
+        status = exc.response.status_code
+        raise ConnectionClosed(f"websocket handshake refused: HTTP {status}") from exc
+    except wsexc.InvalidHandshake as exc:
+        raise ConnectionClosed(f"websocket handshake failed: {exc}") from exc
+    stream = WebSocketStream(
+        conn, backend.closer(conn), max_bytes=max_bytes, name=f"websocket client {url}"
+    )
+    try:
+        yield stream
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stream.aclose()
+        await opened.__aexit__(None, None, None)
+
+
+@asynccontextmanager
+async def serve_websocket(
+    handler: WebSocketHandler,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    *,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    process_request: RequestCheck | None = None,
+) -> AsyncIterator[WebSocketServer]:
+    """Serve WebSocket connections, calling ``handler(stream, request)`` for each.
+
+    Args:
+        handler: serves one connection; its stream is closed when it returns.
+        host: the address to bind (loopback by default).
+        port: the port to bind (0: any free port; see ``server.port``).
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+        process_request: checks each handshake (path, headers) first and
+            may refuse it with an HTTP status, e.g. for token auth or an
+            ``Origin`` check.
+
+    Yields:
+        the server; on exit it stops listening, closes open connections
+        (1001) and waits for the handlers to return.
+    """
+    backend = _BACKENDS[_current_backend()]
+
+    async def on_connection(conn: Any) -> None:
+        info = _request_info(conn)
+        name = f"websocket server {info.path} from {info.remote_address}"
+        stream = WebSocketStream(conn, backend.closer(conn), max_bytes=max_bytes, name=name)
+        try:
+            await handler(stream, info)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+
+    check = None if process_request is None else functools.partial(_check, process_request)
+    async with backend.serve(
+        on_connection, host=host, port=port, max_bytes=max_bytes, process_request=check
+    ) as bound_port:
+        yield WebSocketServer(host, bound_port)
+
+
+def _request_info(conn: Any) -> WebSocketRequest:
+    request: Request = conn.request
+    return _info(request, conn.remote_address)
+
+
+def _info(request: Request, remote_address: Any) -> WebSocketRequest:
+    headers: dict[str, str] = {}
+    for key, value in request.headers.raw_items():
+        key = key.lower()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return WebSocketRequest(request.path, headers, remote_address)
+
+
+def _check(process_request: RequestCheck, conn: Any, request: Request) -> Response | None:
+    refusal = process_request(_info(request, conn.remote_address))
+    if refusal is None:
+        return None
+    status, text = refusal
+    log.info("websocket handshake for %s refused: %d %s", request.path, status, text)
+    response: Response = conn.respond(status, text + "\n")
+    return response
+
+
+# ------------------------------------------------------------------ backends
+
+def _current_backend() -> str:
+    """``"trio"`` when running under trio, else ``"asyncio"``."""
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.current_task()
+        except RuntimeError:
+            pass
+        else:
+            return "trio"
+    return "asyncio"
+
+
+def _asyncio_connect(
+    url: str, *, headers: Any, max_bytes: int
+) -> AbstractAsyncContextManager[Any]:
+    from websockets.asyncio.client import connect
+
+    return connect(url, additional_headers=headers, max_size=max_bytes, compression=None)
+
+
+@asynccontextmanager
+async def _asyncio_serve(
+    on_connection: Callable[[Any], Awaitable[None]],
+    *,
+    host: str,
+    port: int,
+    max_bytes: int,
+    process_request: Any,
+) -> AsyncIterator[int]:
+    from websockets.asyncio.server import serve
+
+    async with serve(
+        on_connection, host, port, max_size=max_bytes, process_request=process_request,
+        compression=None,
+    ) as server:
+        yield next(iter(server.sockets)).getsockname()[1]
+
+
+def _trio_connect(url: str, *, headers: Any, max_bytes: int) -> AbstractAsyncContextManager[Any]:
+    from websockets.trio.client import connect
+
+    return connect(url, additional_headers=headers, max_size=max_bytes, compression=None)
+
+
+@asynccontextmanager
+async def _trio_serve(
+    on_connection: Callable[[Any], Awaitable[None]],
+    *,
+    host: str,
+    port: int,
+    max_bytes: int,
+    process_request: Any,
+) -> AsyncIterator[int]:
+    from websockets.trio.server import serve
+
+    start = functools.partial(
+        serve, on_connection, port, host=host, max_size=max_bytes,
+        process_request=process_request, compression=None,
+    )
+    # Entered and left by hand so that an exception from the body propagates
+    # as itself rather than inside an ExceptionGroup.
+    tg = anyio.create_task_group()
+    await tg.__aenter__()
+    try:
+        server = await tg.start(start)
+        try:
+            yield server.listeners[0].socket.getsockname()[1]
+        finally:
+            with anyio.CancelScope(shield=True):
+                await server.aclose()
+    finally:
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(None, None, None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Backend:
+    connect: Callable[..., AbstractAsyncContextManager[Any]]
+    serve: Callable[..., AbstractAsyncContextManager[int]]
+    closer: Callable[[Any], Callable[[int, str], Awaitable[None]]]
+
+
+_BACKENDS: dict[str, _Backend] = {
+    "asyncio": _Backend(_asyncio_connect, _asyncio_serve, lambda conn: conn.close),
+    "trio": _Backend(_trio_connect, _trio_serve, lambda conn: conn.aclose),
+}
+"""websockets implementation per event loop: connect, serve, how to close."""
