@@ -414,6 +414,7 @@ class RecordingChannel:
                 await self.wait_until(lambda: not self._paused)
             finally:
                 self.blocked_sends -= 1
+                self._notify()
         self.records.append((session.id, event, replay))
         self._notify()
         await anyio.lowlevel.checkpoint()

@@ -19,7 +19,7 @@ from wireproto.agent.api import (
     Session,
     ToolOutcome,
 )
-from wireproto.agent.content import Diff, Text
+from wireproto.agent.content import ContentBlock, Diff, Text
 from wireproto.agent.demo import COMMANDS, DemoAgent
 from wireproto.agent.events import (
     AgentMessageChunk,
@@ -35,6 +35,7 @@ from wireproto.agent.events import (
     TurnEnded,
 )
 from wireproto.agent.runtime import Runtime
+from wireproto.errors import AuthRequired, InvalidArgument, NotFound
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
@@ -176,7 +177,8 @@ async def test_read_failures(runtime: Runtime, session: Session, workdir: Path) 
 
     client = RecordingChannel(ClientCapabilities(read_text_file=True))
     remote = await runtime.new_session(client, str(workdir))
-    assert await say(runtime, remote, "/read gone.txt") == "Cannot read gone.txt: Resource not found"
+    reply = await say(runtime, remote, "/read gone.txt")
+    assert reply == "Cannot read gone.txt: Resource not found"
     assert await say(runtime, session, "/read") == "Usage: /read PATH"
 
 
@@ -308,7 +310,8 @@ async def test_slow_takes_steering_between_ticks(
     runtime: Runtime, session: Session, channel: RecordingChannel
 ) -> None:
     async with anyio.create_task_group() as tg:
-        tg.start_soon(runtime.prompt, session, [Text("/slow 3")])
+        content: list[ContentBlock] = [Text("/slow 3")]
+        tg.start_soon(runtime.prompt, session, content)
         await channel.wait_until(lambda: "tick 1" in channel.text())
         assert runtime.steer(session, [Text("go faster")])
     kinds = [
@@ -409,3 +412,47 @@ async def test_clear(runtime: Runtime, session: Session) -> None:
     texts = "".join(e.text for e in stored.events if isinstance(e, AgentMessageChunk))
     assert texts == "History clearedYou said: after"
     assert stored.title == "before"  # the title survives /clear
+
+
+# -------------------------------------------------------------------------- auth
+
+
+async def test_login_fails_without_a_token() -> None:
+    with pytest.raises(AuthRequired) as info:
+        await DemoAgent().authenticate("login")
+    assert info.value.message == "authentication required"
+
+
+async def test_login_with_token_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIREPROTO_TOKEN", "")
+    with pytest.raises(AuthRequired):
+        await DemoAgent().authenticate("login")
+    monkeypatch.setenv("WIREPROTO_TOKEN", "s3cret")
+    await DemoAgent().authenticate("login")
+
+
+async def test_login_with_token_file(home: Path) -> None:
+    await anyio.Path(home).mkdir(parents=True, exist_ok=True)
+    await anyio.Path(home / "token").write_text("s3cret", encoding="utf-8")
+    await DemoAgent(require_auth=True).authenticate("login")
+
+
+async def test_unknown_auth_method(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WIREPROTO_TOKEN", "s3cret")
+    with pytest.raises(InvalidArgument):
+        await DemoAgent().authenticate("oauth")
+
+
+# ---------------------------------------------------------------- session admin
+
+
+async def test_delete_session_is_idempotent(
+    runtime: Runtime, session: Session, workdir: Path
+) -> None:
+    await say(runtime, session, "bye")
+    await runtime.delete_session(session.id)
+    await runtime.delete_session(session.id)
+    await runtime.delete_session("never-existed")
+    assert runtime.list_sessions() == ([], None)
+    with pytest.raises(NotFound):
+        await runtime.open_session(RecordingChannel(), session.id)

@@ -19,7 +19,8 @@ def main() -> None:
             out.write(b"x" * int(msg[5:]) + b"\n")
         elif msg == b"!close":
             sending = False
-            out.close()
+            out.flush()
+            os.close(1)  # closing sys.stdout would leave fd 1 open
             continue
         elif msg == b"!exit":
             os._exit(3)

@@ -55,6 +55,7 @@ import re
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
@@ -196,9 +197,13 @@ class StoredSession(msgspec.Struct):
 
 
 class _Summary(msgspec.Struct):
-    """What listing remembers about a file (header and title never change)."""
+    """What listing remembers about a file: its header line and title.
 
-    inode: tuple[int, int]
+    The raw header line identifies the file (it holds the creation time to
+    the microsecond), so a session deleted and created again is noticed.
+    """
+
+    raw_header: bytes
     header: _Header
     title: str | None
 
@@ -241,7 +246,7 @@ class SessionStore:
             InvalidArgument: invalid id, or a session with this id exists.
         """
         path = self.path(session_id)
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
         header = _Header(session_id, cwd, list(roots), 1, _clock.now())
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
@@ -268,7 +273,9 @@ class SessionStore:
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND)
         except FileNotFoundError:
-            log.warning("session %s has no file; event %s not recorded", session_id, type(event))
+            log.warning(
+                "session %s has no file; %s event not recorded", session_id, type(event).__name__
+            )
             return
         try:
             if session_id not in self._clean:
@@ -341,13 +348,13 @@ class SessionStore:
         wanted = os.path.normpath(cwd) if cwd is not None else None
         rows: builtins.list[tuple[tuple[int, str], SessionInfo]] = []
         for session_id, path in self._files():
-            summary = self._summary(session_id, path)
-            if summary is None:
+            found = self._summary(session_id, path)
+            if found is None:
                 continue
+            summary, updated = found
             header = summary.header
             if wanted is not None and os.path.normpath(header.cwd) != wanted:
                 continue
-            updated = self._updated_at(path, header)
             key = (-_micros(updated), session_id)
             if after is not None and key <= after:
                 continue
@@ -373,45 +380,29 @@ class SessionStore:
                 found.append((session_id, Path(entry.path)))
         return found
 
-    def _summary(self, session_id: str, path: Path) -> _Summary | None:
-        """The header and title of a file, from the cache when still valid."""
-        try:
-            stat = path.stat()
-        except FileNotFoundError:
-            return None
-        inode = (stat.st_dev, stat.st_ino)
-        cached = self._summaries.get(session_id)
-        if cached is not None and cached.inode == inode and cached.title is not None:
-            return cached
-        summary = _scan_summary(path, inode)
-        if summary is None:
-            self._summaries.pop(session_id, None)
-        else:
-            self._summaries[session_id] = summary
-        return summary
-
-    def _updated_at(self, path: Path, header: _Header) -> datetime:
-        """The newest ``ts`` of a file, from its tail (full scan when damaged)."""
+    def _summary(self, session_id: str, path: Path) -> tuple[_Summary, datetime] | None:
+        """A file's header and title (cached once the title is known) and newest ``ts``."""
         try:
             with path.open("rb") as file:
-                size = file.seek(0, os.SEEK_END)
-                file.seek(max(0, size - _TAIL_BYTES))
-                tail = file.read()
+                first = file.readline()
+                summary = self._summaries.get(session_id)
+                if summary is None or summary.raw_header != first or summary.title is None:
+                    summary = _scan_summary(path, first, file)
+                    if summary is None:
+                        self._summaries.pop(session_id, None)
+                        return None
+                    self._summaries[session_id] = summary
+                updated = _tail_ts(file)
         except FileNotFoundError:
-            return header.ts
-        match = _TAIL_TS.search(tail)
-        if match is not None:
-            try:
-                return _ts_decoder.decode(b'"' + match.group(1) + b'"')
-            except msgspec.DecodeError:
-                pass
-        newest = header.ts
-        for raw in path.read_bytes().split(b"\n")[1:]:
-            try:
-                newest = _line_decoder.decode(raw).ts
-            except msgspec.DecodeError:
-                continue
-        return newest
+            return None
+        if updated is None:  # a damaged last line: find the newest good one
+            updated = summary.header.ts
+            for raw in path.read_bytes().split(b"\n")[1:]:
+                try:
+                    updated = _line_decoder.decode(raw).ts
+                except msgspec.DecodeError:
+                    continue
+        return summary, updated
 
 
 # ----------------------------------------------------------------- helpers
@@ -457,27 +448,36 @@ def _apply(stored: StoredSession, event: Event) -> None:
     stored.events.append(event)
 
 
-def _scan_summary(path: Path, inode: tuple[int, int]) -> _Summary | None:
-    """Read a file's header, then its lines up to the first titled prompt."""
-    try:
-        with path.open("rb") as file:
-            header = _decode_header(path, file.readline())
-            if header is None:
-                return None
-            for raw in file:
-                if b'"user_message"' not in raw:
-                    continue
-                try:
-                    event = _line_decoder.decode(raw).event
-                except msgspec.DecodeError:
-                    continue
-                if isinstance(event, UserMessage):
-                    title = title_of(event.content)
-                    if title is not None:
-                        return _Summary(inode, header, title)
-    except FileNotFoundError:
+def _scan_summary(path: Path, first: bytes, file: BinaryIO) -> _Summary | None:
+    """Decode the header, then read lines up to the first prompt with a title."""
+    header = _decode_header(path, first)
+    if header is None:
         return None
-    return _Summary(inode, header, None)
+    for raw in file:
+        if b'"user_message"' not in raw:
+            continue
+        try:
+            event = _line_decoder.decode(raw).event
+        except msgspec.DecodeError:
+            continue
+        if isinstance(event, UserMessage):
+            title = title_of(event.content)
+            if title is not None:
+                return _Summary(first, header, title)
+    return _Summary(first, header, None)
+
+
+def _tail_ts(file: BinaryIO) -> datetime | None:
+    """The ``ts`` of the file's last line, from its last bytes (``None`` if damaged)."""
+    size = os.fstat(file.fileno()).st_size
+    file.seek(max(0, size - _TAIL_BYTES))
+    match = _TAIL_TS.search(file.read())
+    if match is None:
+        return None
+    try:
+        return _ts_decoder.decode(b'"' + match.group(1) + b'"')
+    except msgspec.DecodeError:
+        return None
 
 
 def _encode_cursor(key: tuple[int, str]) -> str:

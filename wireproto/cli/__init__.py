@@ -1,13 +1,19 @@
 """The ``wireproto`` command: servers, clients, bridge and demo.
 
-Subcommands are added by the modules that implement them; this module only
-parses arguments, configures logging and exits with a one-line reason on
-failure.
+Subcommands are added by the modules that implement them (``serve``,
+``bridge``, ``connect``, ``demo``); this module only parses arguments and
+exits with a one-line reason on failure (status 1; 2 for usage errors).
+
+The official Wire client SDK spawns its server as ``EXE [--session ID]
+--work-dir DIR --wire [--model M] [--thinking | --no-thinking] [--yolo] ...``:
+a ``--wire`` before any ``--`` selects ``wireproto wire`` with those options;
+options it does not know are logged and ignored.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -16,6 +22,8 @@ import anyio
 from wireproto import __version__
 
 __all__ = ["main"]
+
+log = logging.getLogger(__name__)
 
 
 async def _selfcheck() -> str:
@@ -38,22 +46,65 @@ async def _selfcheck() -> str:
     return "self-check passed: JSON-RPC round trip over an in-memory transport"
 
 
+def _main_selfcheck(args: argparse.Namespace) -> int:
+    print(anyio.run(_selfcheck))
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
+    from wireproto.cli import bridge, connect, demo, serve
+
     parser = argparse.ArgumentParser(
-        prog="wireproto", description="Protocol framework for AI agents (Wire and ACP)."
+        prog="wireproto",
+        description="Protocol framework for AI agents (Wire and ACP): serve the demo agent or "
+                    "your own, drive agents from the terminal, bridge stdio agents to "
+                    "websocket, and run the end-to-end demo.",
+        epilog="Wire SDK spawn form: wireproto [--session ID] --work-dir DIR --wire [--model M] "
+               "[--thinking | --no-thinking] [--yolo]",
     )
     parser.add_argument("--version", action="version", version=f"wireproto {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.add_parser("selfcheck", help="run a quick in-process self-check")
+    serve.add_parsers(sub)
+    connect.add_parser(sub)
+    bridge.add_parser(sub)
+    demo.add_parser(sub)
+    check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
+    check.set_defaults(func=_main_selfcheck)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Run the command line; exits with status 0 on success."""
+def _wire_form(argv: list[str]) -> bool:
+    head = argv[: argv.index("--")] if "--" in argv else argv
+    return "--wire" in head
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
     parser = _parser()
-    args = parser.parse_args(argv)
-    if args.command == "selfcheck":
-        print(anyio.run(_selfcheck))
-        return
-    parser.print_help()
-    sys.exit(2)
+    if not _wire_form(argv):
+        return parser.parse_args(argv)
+    rest = list(argv)
+    rest.remove("--wire")
+    args, unknown = parser.parse_known_args(["wire", *rest])
+    args.ignored = unknown
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
+    from wireproto.cli.common import CliError, one_line
+
+    args = _parse(list(sys.argv[1:] if argv is None else argv))
+    func = getattr(args, "func", None)
+    if func is None:
+        _parser().print_help(sys.stderr)
+        sys.exit(2)
+    try:
+        status = func(args)
+    except KeyboardInterrupt:
+        print("wireproto: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except (CliError, Exception) as exc:
+        log.debug("%s failed", args.command, exc_info=True)
+        print(f"wireproto: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        sys.exit(1)
+    sys.exit(status)

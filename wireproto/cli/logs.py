@@ -2,9 +2,13 @@
 
 The library itself configures no handlers. The CLI logs to stderr and to
 ``$WIREPROTO_HOME/logs/<command>-<pid>.log`` (rotated at a size bound; the
-oldest files beyond a count are pruned). Secrets registered with
-:func:`redact` (e.g. the websocket token) are replaced by ``***`` in every
-record before any handler sees it. Nothing is ever written to stdout.
+oldest files beyond a count are pruned). Nothing is ever written to stdout.
+
+Secrets never reach a handler: every record (message and traceback) is
+scrubbed by :class:`_RedactFilter` before formatting. It replaces the secrets
+registered with :func:`redact` (e.g. the websocket token) and, whatever their
+value, anything that looks like a presented credential: a ``token=`` query
+parameter and an ``Authorization: Bearer`` value.
 """
 
 from __future__ import annotations
@@ -12,21 +16,35 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import re
 import sys
 from pathlib import Path
 
-__all__ = ["home", "redact", "setup_logging"]
+__all__ = ["LEVELS", "home", "redact", "scrub", "setup_logging"]
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
+"""The size at which a log file is rotated (one backup is kept)."""
+
 KEEP_LOG_FILES = 20
+"""Log files kept in ``$WIREPROTO_HOME/logs``; older ones are pruned."""
+
+LEVELS = ("debug", "info", "warning", "error")
+"""The values of ``--log-level``."""
 
 _secrets: set[str] = set()
+_installed: list[logging.Handler] = []
+
+_CREDENTIALS = (
+    (re.compile(r"([?&;]token=)[^&#\s'\"]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(bearer\s+)[^\s'\",]+", re.IGNORECASE), r"\1***"),
+)
+"""Patterns of presented credentials -> their replacement."""
 
 
 def home() -> Path:
     """``$WIREPROTO_HOME`` (default ``~/.wireproto``)."""
     env = os.environ.get("WIREPROTO_HOME")
-    return Path(env) if env else Path.home() / ".wireproto"
+    return Path(env).expanduser() if env else Path.home() / ".wireproto"
 
 
 def redact(secret: str) -> None:
@@ -35,19 +53,37 @@ def redact(secret: str) -> None:
         _secrets.add(secret)
 
 
+def scrub(text: str) -> str:
+    """``text`` with registered secrets and credential-looking values replaced by ``***``."""
+    for secret in _secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    for pattern, replacement in _CREDENTIALS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 class _RedactFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        if _secrets:
-            text = record.getMessage()
-            if any(s in text for s in _secrets):
-                for s in _secrets:
-                    text = text.replace(s, "***")
-                record.msg, record.args = text, None
+        text = record.getMessage()
+        clean = scrub(text)
+        if clean != text:
+            record.msg, record.args = clean, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = scrub(record.exc_text)
         return True
 
 
 def _prune(directory: Path) -> None:
-    files = sorted(directory.glob("*.log*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    def mtime(path: Path) -> float:
+        try:
+            return path.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    files = sorted(directory.glob("*.log*"), key=mtime, reverse=True)
     for old in files[KEEP_LOG_FILES:]:
         try:
             old.unlink()
@@ -55,17 +91,38 @@ def _prune(directory: Path) -> None:
             pass
 
 
-def setup_logging(command: str, level: str = "INFO") -> Path | None:
-    """Log to stderr and to the diagnostic file; returns the file's path."""
+def setup_logging(command: str, level: str = "info") -> Path | None:
+    """Log to stderr (at ``level``) and to the diagnostic file (at INFO or finer).
+
+    Calling it again replaces the handlers it installed before.
+
+    Returns:
+        the log file's path, or ``None`` when it could not be opened (a
+        warning says why; logging to stderr still works).
+
+    Raises:
+        ValueError: ``level`` is not one of :data:`LEVELS`.
+    """
+    if level.lower() not in LEVELS:
+        raise ValueError(f"unknown log level {level!r}")
+    numeric = getattr(logging, level.upper())
     root = logging.getLogger()
-    root.setLevel(logging.DEBUG)
+    for handler in _installed:
+        root.removeHandler(handler)
+        handler.close()
+    _installed.clear()
+    root.setLevel(min(logging.INFO, numeric))
+    # websockets logs every connection at INFO and raw headers at DEBUG.
+    logging.getLogger("websockets").setLevel(logging.DEBUG if numeric <= logging.DEBUG
+                                             else logging.WARNING)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     redactor = _RedactFilter()
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.setLevel(level.upper())
+    stderr.setLevel(numeric)
     stderr.setFormatter(fmt)
     stderr.addFilter(redactor)
     root.addHandler(stderr)
+    _installed.append(stderr)
     path: Path | None = None
     try:
         directory = home() / "logs"
@@ -75,10 +132,12 @@ def setup_logging(command: str, level: str = "INFO") -> Path | None:
         file = logging.handlers.RotatingFileHandler(
             path, maxBytes=MAX_LOG_BYTES, backupCount=1, encoding="utf-8"
         )
-        file.setLevel(min(logging.INFO, logging.getLevelName(level.upper())))
-        file.setFormatter(fmt)
-        file.addFilter(redactor)
-        root.addHandler(file)
     except OSError as exc:
         logging.getLogger(__name__).warning("no log file: %s", exc)
+        return None
+    file.setLevel(min(logging.INFO, numeric))
+    file.setFormatter(fmt)
+    file.addFilter(redactor)
+    root.addHandler(file)
+    _installed.append(file)
     return path

@@ -32,11 +32,12 @@ def parse_listen(spec: str) -> tuple[str, int]:
     Raises:
         ValueError: not a valid listen address.
     """
-    host, sep, port = spec.rpartition(":")
-    if not sep:
-        host = "127.0.0.1"
+    host, _, port = spec.rpartition(":")
     host = host.strip("[]") or "127.0.0.1"
-    number = int(port)
+    try:
+        number = int(port)
+    except ValueError:
+        raise ValueError(f"not a [HOST:]PORT listen address: {spec!r}") from None
     if not 0 <= number <= 65535:
         raise ValueError(f"port out of range: {port}")
     return host, number
@@ -52,6 +53,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _origin(value: str) -> str:
+    """An origin in comparable form (case-folded, no trailing slash)."""
+    return value.strip().rstrip("/").lower()
+
+
 class WsGuard:
     """Decide whether a websocket handshake may proceed.
 
@@ -61,8 +67,10 @@ class WsGuard:
     """
 
     def __init__(self, token: str, allowed_origins: Iterable[str] = ()) -> None:
+        if not token:
+            raise ValueError("the websocket token must not be empty")
         self._token = token.encode()
-        self.allowed_origins = frozenset(allowed_origins)
+        self.allowed_origins = frozenset(_origin(o) for o in allowed_origins)
 
     def _presented(self, path: str, headers: Mapping[str, str]) -> str | None:
         auth = headers.get("Authorization") or headers.get("authorization")
@@ -72,9 +80,12 @@ class WsGuard:
         return values[0] if values else None
 
     def check(self, path: str, headers: Mapping[str, str]) -> tuple[int, str] | None:
-        """Return ``None`` to accept, or ``(http_status, reason)`` to refuse."""
+        """Return ``None`` to accept, or ``(http_status, reason)`` to refuse.
+
+        A foreign ``Origin`` is refused with 403, a missing or wrong token with 401.
+        """
         origin = headers.get("Origin") or headers.get("origin")
-        if origin is not None and origin not in self.allowed_origins:
+        if origin is not None and _origin(origin) not in self.allowed_origins:
             log.warning("websocket refused: origin %r not allowed", origin)
             return 403, "Origin not allowed"
         presented = self._presented(path, headers)

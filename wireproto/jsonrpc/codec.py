@@ -26,6 +26,7 @@ the payload.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -280,11 +281,19 @@ class Decoder:
                 raise
             return dec.decode(repaired)
 
-    def decode_params(self, method: str, params: Any, type_: type[T]) -> T:
-        """Decode a request's raw ``params`` into ``type_``.
+    def decode_params(
+        self,
+        method: str,
+        params: Any,
+        type_: type[T],
+        decode: Callable[[msgspec.Raw], Any] | None = None,
+    ) -> T:
+        """Decode a request's raw ``params`` into ``type_`` (or with ``decode``).
 
         Absent params decode as ``{}`` (so a Struct with all-optional fields
-        is satisfied and a required field is reported by name).
+        is satisfied and a required field is reported by name). ``decode``, a
+        custom decoder, replaces the msgspec decoder for ``type_``; its
+        :class:`msgspec.ValidationError` is converted like msgspec's own.
 
         Raises:
             InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``, or
@@ -293,6 +302,8 @@ class Decoder:
         """
         raw = _EMPTY_OBJECT if params is UNSET else cast(msgspec.Raw, params)
         try:
+            if decode is not None:
+                return cast(T, decode(raw))
             return cast(T, self._decode_typed(raw, type_))
         except msgspec.ValidationError as exc:
             raise InvalidMessage(

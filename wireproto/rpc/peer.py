@@ -16,7 +16,9 @@ Theory of operation
 * the **writer** is the only task that writes. Producers encode their message
   and put the bytes on a bounded queue (waiting when it is full); the writer
   coalesces whatever is queued into one transport write when the stream
-  supports ``send_many``.
+  supports ``send_many``. A handler returning a :class:`~.router.Reply` puts
+  its response and follow-up notifications on the queue as *one* item, so
+  they are written back to back.
 
 Closing (leaving the ``async with``): the reader, inbox and handlers are
 cancelled, the writer flushes what it can within ``flush_timeout``, pending
@@ -31,7 +33,7 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
@@ -58,7 +60,7 @@ from wireproto.jsonrpc.codec import (
     IncomingResponse,
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
-from wireproto.rpc.router import Route, Router
+from wireproto.rpc.router import Reply, Route, Router
 
 __all__ = ["Peer", "PeerStats", "SupportsSendMany"]
 
@@ -66,6 +68,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
+_Item = bytes | list[bytes]  # one queue item: a message, or messages written back to back
 _STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
 
 
@@ -99,18 +102,39 @@ class PeerStats:
 class _Pending:
     """One outgoing request waiting for its response."""
 
-    __slots__ = ("event", "method", "ordered", "response")
+    __slots__ = ("event", "method", "on_response", "ordered", "response")
 
-    def __init__(self, method: str, ordered: bool) -> None:
+    def __init__(
+        self,
+        method: str,
+        ordered: bool,
+        on_response: Callable[[IncomingResponse], None] | None = None,
+    ) -> None:
         self.method = method
         self.ordered = ordered  # wait for earlier notifications before resolving
+        self.on_response = on_response
         self.event = anyio.Event()
         self.response: IncomingResponse | BaseException | None = None
 
     def resolve(self, response: IncomingResponse | BaseException) -> None:
         if self.response is None:
             self.response = response
+            if self.on_response is not None and isinstance(response, IncomingResponse):
+                try:
+                    self.on_response(response)
+                except Exception:
+                    log.exception("on_response hook for %s failed", self.method)
             self.event.set()
+
+
+class _Idle:
+    """A handler task parked between requests, waiting to be handed the next one."""
+
+    __slots__ = ("event", "job")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.job: tuple[Request, Route] | None = None
 
 
 class Peer:
@@ -167,11 +191,14 @@ class Peer:
         self._running: dict[tuple[type, Id], anyio.CancelScope] = {}
         self._backlog: deque[tuple[Request, Route]] = deque()
         self._active = 0
+        self._idle: list[_Idle] = []  # handler tasks waiting for the next request
+        self._quiet: anyio.Event | None = None  # set when no request is being handled
         self._inbox_busy = 0
         self._closed_cause: BaseException | None = None
         self._closed = anyio.Event()
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox_task: int | None = None
+        self._inbox_handling = False  # the inbox task is inside a notification handler
 
     # ------------------------------------------------------------------ life
 
@@ -179,7 +206,7 @@ class Peer:
         if self._tg is not None:
             raise LocalProtocolError("a Peer can be started only once")
         self._work_scope = anyio.CancelScope()  # needs a running event loop
-        out_send, out_recv = anyio.create_memory_object_stream[bytes](self._send_queue)
+        out_send, out_recv = anyio.create_memory_object_stream[_Item](self._send_queue)
         in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
         self._out, self._inbox = out_send, in_send
         self._channels = (out_send, out_recv, in_send, in_recv)
@@ -236,6 +263,24 @@ class Peer:
         """Wait until the inbound side ends (EOF, broken stream, or local close)."""
         await self._closed.wait()
 
+    async def wait_idle(self) -> None:
+        """Wait until no inbound request is being handled or waiting in the backlog.
+
+        Every request accepted so far has then been answered (its response
+        is queued for the writer). For a graceful shutdown: stop the work the
+        handlers wait for, ``wait_idle`` (with a deadline), then leave the peer.
+        """
+        while self._active:
+            if self._quiet is None:
+                self._quiet = anyio.Event()
+            await self._quiet.wait()
+
+    def _handler_done(self) -> None:
+        self._active -= 1
+        if not self._active and self._quiet is not None:
+            self._quiet.set()
+            self._quiet = None
+
     def _mark_closed(self, cause: BaseException) -> None:
         if self._closed_cause is None:
             self._closed_cause = cause
@@ -247,9 +292,20 @@ class Peer:
 
     # --------------------------------------------------------------- sending
 
-    async def _send(self, data: bytes) -> None:
+    async def _send(self, data: _Item) -> None:
         try:
             await self._out.send(data)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ConnectionClosed("connection closed") from exc
+
+    async def _send_then_wait(self, data: _Item) -> None:
+        # For callers that block or finish right after queueing (a request
+        # awaiting its response, a handler's final reply): skip the extra
+        # scheduling round trip of ``send`` while the queue has room.
+        try:
+            self._out.send_nowait(data)
+        except anyio.WouldBlock:
+            await self._send(data)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise ConnectionClosed("connection closed") from exc
 
@@ -274,6 +330,8 @@ class Peer:
         result_type: type[T] = _ANY,
         timeout: float | None = None,  # noqa: ASYNC109 (a per-request deadline)
         id: Id | None = None,
+        on_response: Callable[[IncomingResponse], None] | None = None,
+        on_sent: Callable[[], None] | None = None,
     ) -> T:
         """Send a request and wait for its response.
 
@@ -283,6 +341,16 @@ class Peer:
             result_type: the type the result is decoded into.
             timeout: seconds to wait before giving up (``TimeoutError``).
             id: an explicit id (default: the next integer, from 0).
+            on_response: called synchronously with the response when it is
+                delivered: after the notifications that preceded it on the
+                wire were handled and before any later notification or
+                response is (e.g. to register a session id the response
+                names; inbound requests are served concurrently and may run
+                first). Not called when the connection closes first. It
+                must not raise (exceptions are logged).
+            on_sent: called once the request is queued for writing: any
+                message queued after that call is written after it (e.g.
+                to send a cancellation that must follow the request).
 
         Returns:
             the decoded result.
@@ -305,14 +373,21 @@ class Peer:
             raise LocalProtocolError(f"request id {rid!r} is already pending")
         # A request made by a notification handler cannot wait for that
         # handler to finish: its response is delivered as soon as it arrives.
-        ordered = self._inbox_task is None or anyio.get_current_task().id != self._inbox_task
-        slot = self._pending[key] = _Pending(method, ordered)
+        ordered = not self._inbox_handling or anyio.get_current_task().id != self._inbox_task
+        slot = self._pending[key] = _Pending(method, ordered, on_response)
         sent = False
         try:
-            await self._send(self._encoder.encode(Request(id=rid, method=method, params=params)))
+            await self._send_then_wait(
+                self._encoder.encode(Request(id=rid, method=method, params=params))
+            )
             sent = True
-            with anyio.fail_after(timeout):
+            if on_sent is not None:
+                on_sent()
+            if timeout is None:  # a cancel scope costs more than the rest of a request
                 await slot.event.wait()
+            else:
+                with anyio.fail_after(timeout):
+                    await slot.event.wait()
         finally:
             del self._pending[key]
             if sent and slot.response is None:
@@ -347,18 +422,22 @@ class Peer:
 
     # --------------------------------------------------------------- writing
 
-    async def _write_loop(self, queue: MemoryObjectReceiveStream[bytes]) -> None:
+    async def _write_loop(self, queue: MemoryObjectReceiveStream[_Item]) -> None:
         stream = self._stream
         many = isinstance(stream, SupportsSendMany)
         try:
             async with queue:
                 async for first in queue:
-                    batch = [first]
+                    batch = first if type(first) is list else [cast(bytes, first)]
                     while len(batch) < 64:
                         try:
-                            batch.append(queue.receive_nowait())
+                            item = queue.receive_nowait()
                         except (anyio.WouldBlock, anyio.EndOfStream):
                             break
+                        if type(item) is list:
+                            batch.extend(item)
+                        else:
+                            batch.append(cast(bytes, item))
                     if many:
                         await cast(SupportsSendMany, stream).send_many(batch)
                     else:
@@ -372,7 +451,7 @@ class Peer:
 
     # --------------------------------------------------------------- reading
 
-    async def _work(self, inbox: anyio.abc.ObjectReceiveStream[Any]) -> None:
+    async def _work(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
         assert self._tg is not None
         with self._work_scope:
             async with anyio.create_task_group() as tg:
@@ -438,7 +517,12 @@ class Peer:
             )
         elif self._active < self.max_concurrency:
             self._active += 1
-            self._handlers.start_soon(self._serve, msg, route)
+            if self._idle:  # reuse a parked handler task: far cheaper than a new one
+                idle = self._idle.pop()
+                idle.job = (msg, route)
+                idle.event.set()
+            else:
+                self._handlers.start_soon(self._serve, msg, route)
         elif len(self._backlog) < self.backlog_size:
             self._backlog.append((msg, route))
         else:
@@ -455,7 +539,10 @@ class Peer:
         elif not route.notification:
             log.warning("%s: request %s sent as a notification dropped", self.name, msg.method)
         else:
-            await self._inbox_slots.acquire()
+            try:  # no scheduling round trip per notification while there is room
+                self._inbox_slots.acquire_nowait()
+            except anyio.WouldBlock:
+                await self._inbox_slots.acquire()
             self._inbox_busy += 1
             self._inbox.send_nowait((route, msg))
 
@@ -482,36 +569,62 @@ class Peer:
                 return
         log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
 
-    async def _inbox_loop(self, inbox: anyio.abc.ObjectReceiveStream[Any]) -> None:
+    async def _inbox_loop(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
         self._inbox_task = anyio.get_current_task().id
-        async for target, msg in inbox:
+        while True:
+            try:  # drain what is queued without a scheduling round trip per item
+                target, msg = inbox.receive_nowait()
+            except anyio.WouldBlock:
+                try:
+                    target, msg = await inbox.receive()
+                except anyio.EndOfStream:
+                    return
+            except anyio.EndOfStream:
+                return
             if isinstance(target, _Pending):
                 self._inbox_busy -= 1
                 target.resolve(msg)
                 continue
             self._inbox_slots.release()
             try:
-                params = self._decoder.decode_params(msg.method, msg.params, target.params_type)
+                params = self._decoder.decode_params(
+                    msg.method, msg.params, target.params_type, target.decode
+                )
+                self._inbox_handling = True
                 await target.handler(params)
             except InvalidMessage as exc:
                 log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
             except Exception:
                 log.exception("%s: notification handler for %s failed", self.name, msg.method)
             finally:
+                self._inbox_handling = False
                 # counted until handled, so a response read meanwhile waits its turn
                 self._inbox_busy -= 1
 
     # ------------------------------------------------------------- handling
 
     async def _serve(self, msg: Request, route: Route) -> None:
+        # Counted in _active while handling; parked in _idle between requests
+        # (a handler task lives until the peer closes; at most max_concurrency).
+        idle: _Idle | None = None
         try:
             while True:
                 await self._handle(msg, route)
-                if not self._backlog:
-                    return
-                msg, route = self._backlog.popleft()
+                if self._backlog:
+                    msg, route = self._backlog.popleft()
+                    continue
+                self._handler_done()
+                idle = _Idle()
+                self._idle.append(idle)
+                await idle.event.wait()
+                assert idle.job is not None
+                msg, route = idle.job
+                idle = None
         finally:
-            self._active -= 1
+            if idle is None or idle.job is not None:  # (handed a request while cancelled)
+                self._handler_done()
+            else:
+                self._idle.remove(idle)
 
     async def _handle(self, msg: Request, route: Route) -> None:
         key = (type(msg.id), msg.id) if msg.id is not None else None
@@ -521,7 +634,9 @@ class Peer:
         result: Any = UNSET
         try:
             with scope:
-                params = self._decoder.decode_params(msg.method, msg.params, route.params_type)
+                params = self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
                 result = await route.handler(params)
         except InvalidMessage as exc:
             await self._reply_error(msg.id, exc.code, exc.message, exc.data)
@@ -540,13 +655,26 @@ class Peer:
         if scope.cancelled_caught and result is UNSET:
             await self._reply_error(msg.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
             return
+        then: Sequence[tuple[str, Any]] = ()
+        if type(result) is Reply:
+            result, then = result.result, result.then
         try:
             data = self._encoder.response(msg.id, None if result is UNSET else result)
         except (TypeError, ValueError):
             log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
             await self._reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
             return
-        await self._send_quiet(data)
+        await self._send_quiet(self._follow_ups(data, then) if then else data)
+
+    def _follow_ups(self, response: bytes, then: Sequence[tuple[str, Any]]) -> list[bytes]:
+        """The response and the encoded notifications of a :class:`Reply` (one queue item)."""
+        items = [response]
+        for method, params in then:
+            try:
+                items.append(self._encoder.notification(method, params))
+            except (TypeError, ValueError):
+                log.exception("%s: follow-up %s cannot be encoded", self.name, method)
+        return items
 
     async def _reply_error(
         self, id: Id | None, code: int, message: str, data: Any = UNSET
@@ -558,8 +686,9 @@ class Peer:
             out = self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
         await self._send_quiet(out)
 
-    async def _send_quiet(self, data: bytes) -> None:
+    async def _send_quiet(self, data: _Item) -> None:
+        # replies end a handler (or come from the reader, which reads on)
         try:
-            await self._send(data)
+            await self._send_then_wait(data)
         except ConnectionClosed:
             log.debug("%s: reply dropped, connection closed", self.name)

@@ -58,6 +58,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._eof = receive_stream is None
         self._closed = False
         self._tx_closed = send_stream is None
+        self._read_scope: anyio.CancelScope | None = None
 
     @property
     def max_bytes(self) -> int:
@@ -91,15 +92,19 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                 await anyio.lowlevel.checkpoint()
                 raise anyio.EndOfStream
             assert self._rx is not None
+            data = b""
             try:
-                data = await self._rx.receive(READ_SIZE)
+                with anyio.CancelScope() as self._read_scope:
+                    data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
                 framer.feed(b"\n")  # deliver an unterminated last line
                 continue
             except OSError as exc:
                 raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
-            framer.feed(data)
+            finally:
+                self._read_scope = None
+            framer.feed(data)  # empty if interrupted by aclose: the loop raises
 
     async def send(self, item: bytes) -> None:
         """Send one message, terminated by exactly one ``\\n``.
@@ -132,13 +137,20 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         if self._tx is not None:
             await self._tx.aclose()
 
+    def _interrupt_read(self) -> None:
+        """Mark the stream closed and wake a ``receive`` waiting for bytes."""
+        self._closed = True
+        self._tx_closed = True
+        if self._read_scope is not None:
+            self._read_scope.cancel()
+
     async def aclose(self) -> None:
-        """Close both directions (idempotent)."""
+        """Close both directions (idempotent); a pending ``receive`` raises
+        ``ClosedResourceError``."""
         if self._closed:
             await anyio.lowlevel.checkpoint()
             return
-        self._closed = True
-        self._tx_closed = True
+        self._interrupt_read()
         try:
             if self._tx is not None:
                 await self._tx.aclose()

@@ -8,13 +8,16 @@ The child's stderr is never an unread pipe (a full one blocks the child):
 it is either inherited, or drained line by line into :mod:`logging` by a task
 owned by the context manager.
 
-Leaving the context runs the shutdown ladder, shielded from cancellation:
+Closing the stream (``aclose``) closes the child's stdin only: its stdout
+stays open so that a child flushing its last messages on EOF does not die of
+``EPIPE``. Leaving the context runs the shutdown ladder, shielded from
+cancellation, while whatever the child still writes to stdout is discarded:
 
-1. close our ends of stdin and stdout (the child sees EOF; its further
-   writes fail instead of blocking on a full pipe);
+1. close its stdin (the child sees EOF);
 2. wait up to ``shutdown_timeout`` for it to exit;
 3. send SIGTERM and wait up to ``shutdown_timeout`` again;
-4. send SIGKILL and reap it.
+4. send SIGKILL and reap it;
+5. close the pipes.
 
 The exit status stays available on :attr:`SubprocessStream.returncode`.
 """
@@ -49,8 +52,9 @@ _STDERR_LINE_LIMIT = 64 * 1024  # a longer stderr line is logged in pieces
 class SubprocessStream(FramedStream):
     """Messages over a child's stdin/stdout (an ``ObjectStream[bytes]``).
 
-    ``send_eof`` closes the child's stdin; ``aclose`` closes both pipes (the
-    process itself is managed by :func:`open_subprocess`).
+    ``send_eof`` closes the child's stdin, and so does ``aclose``, which also
+    makes ``receive`` raise ``ClosedResourceError`` (the process and its
+    stdout are then left to :func:`open_subprocess`'s shutdown ladder).
     """
 
     def __init__(self, process: anyio.abc.Process, *, max_bytes: int) -> None:
@@ -70,6 +74,11 @@ class SubprocessStream(FramedStream):
     async def wait(self) -> int:
         """Wait for the child to exit and return its exit status."""
         return await self.process.wait()
+
+    async def aclose(self) -> None:
+        """Close the child's stdin and stop receiving (idempotent)."""
+        self._interrupt_read()
+        await self.send_eof()
 
 
 @asynccontextmanager
@@ -137,21 +146,37 @@ async def open_subprocess(
 
 
 async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
-    """The shutdown ladder: close pipes, wait, terminate, wait, kill."""
+    """The shutdown ladder: close stdin, wait, terminate, wait, kill."""
     process = stream.process
     await stream.aclose()
-    for signal_name, send_signal in (("SIGTERM", process.terminate), ("SIGKILL", process.kill)):
-        with anyio.move_on_after(step):
-            await process.wait()
-        if process.returncode is not None:
-            break
-        log.warning("%s (pid %d) still running; sending %s", name, process.pid, signal_name)
-        try:
-            send_signal()
-        except ProcessLookupError:
-            pass
-    returncode = await process.wait()
+    async with anyio.create_task_group() as tg:
+        if process.stdout is not None:
+            tg.start_soon(_discard, process.stdout)
+        for signal_name, send_signal in (
+            ("SIGTERM", process.terminate),
+            ("SIGKILL", process.kill),
+        ):
+            with anyio.move_on_after(step):
+                await process.wait()
+            if process.returncode is not None:
+                break
+            log.warning("%s (pid %d) still running; sending %s", name, process.pid, signal_name)
+            try:
+                send_signal()
+            except ProcessLookupError:
+                pass
+        returncode = await process.wait()
+        tg.cancel_scope.cancel()
     log.debug("%s (pid %d) exited with status %d", name, process.pid, returncode)
+
+
+async def _discard(source: anyio.abc.ByteReceiveStream) -> None:
+    """Read and drop what the child writes after we stopped listening."""
+    try:
+        async for _ in source:
+            pass
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        pass
 
 
 async def _drain_stderr(

@@ -1,1 +1,64 @@
-"""wireproto subpackage."""
+"""The Agent Client Protocol (ACP v1) adapter.
+
+Serve any agent written against :mod:`wireproto.agent` to ACP clients
+(editors such as Zed): :func:`serve_acp` on stdio or any message stream,
+or :class:`~wireproto.adapters.acp.agent.AgentConnection` for more control.
+Types generated from the official schema live in
+:mod:`wireproto.adapters.acp.schema`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+
+if TYPE_CHECKING:
+    from wireproto.agent.api import Agent
+    from wireproto.agent.runtime import Runtime
+
+__all__ = ["serve_acp"]
+
+
+async def serve_acp(
+    agent: Agent | Runtime,
+    stream: anyio.abc.ObjectStream[bytes] | None = None,
+    *,
+    allow_client_stdio_mcp: bool = False,
+    require_auth: bool = False,
+    stop: anyio.Event | None = None,
+) -> None:
+    """Serve ``agent`` to one ACP client until its input ends or ``stop`` is set.
+
+    Args:
+        agent: the agent, or a :class:`~wireproto.agent.runtime.Runtime`
+            (to share sessions between connections or use a custom store).
+        stream: the connection (whole messages); this process's stdin and
+            stdout when ``None``.
+        allow_client_stdio_mcp: accept stdio MCP servers from the client (the
+            agent then trusts the client's choice of executables).
+        require_auth: session setup and listing need ``authenticate`` first.
+        stop: set it to end serving.
+
+    On the way out running turns are cancelled (their prompts answer
+    ``cancelled``), pending client requests fail, the sessions are closed
+    and queued messages are flushed; this returns within five seconds.
+
+    Raises:
+        OSError: stdin or stdout cannot be used (stdio only).
+    """
+    from wireproto.adapters.acp.agent import AgentConnection
+    from wireproto.agent.runtime import Runtime
+
+    runtime = agent if isinstance(agent, Runtime) else Runtime(agent)
+    connection = AgentConnection(
+        runtime, allow_client_stdio_mcp=allow_client_stdio_mcp, require_auth=require_auth
+    )
+    if stream is not None:
+        await connection.serve(stream, stop=stop)
+        return
+    from wireproto.transports.stdio import open_stdio  # only a stdio agent needs it
+
+    async with open_stdio() as stdio:
+        await connection.serve(stdio, stop=stop)

@@ -209,6 +209,8 @@ class WireClient:
         finally:
             if self._events_in is not None:
                 self._events_in.close()
+            if self._events_out is not None:
+                self._events_out.close()
 
     @property
     def peer(self) -> Peer:
@@ -318,16 +320,18 @@ class WireClient:
 
     # --------------------------------------------------------------- events
 
-    async def events(self) -> AsyncIterator[WireEvent]:
-        """Yield events in arrival order until the client is closed.
+    def events(self) -> AsyncIterator[WireEvent]:
+        """Iterate over the queued events in arrival order until the client is closed.
+
+        A plain iterator (not an async generator): breaking out of the loop
+        needs no clean-up, and several loops may take turns.
 
         Raises:
             RuntimeError: events are not queued (``event_buffer=0``).
         """
         if self._events_out is None:
             raise RuntimeError("events are not queued (event_buffer=0)")
-        async for event in self._events_out:
-            yield event
+        return _EventIterator(self._events_out)
 
     def take_events(self) -> list[WireEvent]:
         """Return (and remove) every event queued so far, without waiting.
@@ -419,6 +423,22 @@ class WireClient:
         if isinstance(answer, str):
             return m.HookResponse(request_id=request.id, action=answer)
         return answer
+
+
+class _EventIterator:
+    """Async iterator over a client's event queue."""
+
+    def __init__(self, queue: MemoryObjectReceiveStream[WireEvent]) -> None:
+        self._queue = queue
+
+    def __aiter__(self) -> _EventIterator:
+        return self
+
+    async def __anext__(self) -> WireEvent:
+        try:
+            return await self._queue.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
 
 
 def _reject(request: Any) -> m.Response:

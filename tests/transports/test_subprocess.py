@@ -1,0 +1,133 @@
+"""open_subprocess specifics: stderr handling, exit status, the shutdown ladder."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+
+from wireproto.transports.subprocess import open_subprocess
+
+from .conftest import HELPERS
+
+pytestmark = pytest.mark.anyio
+
+ECHO = [sys.executable, str(HELPERS / "echo_plain.py")]
+
+# Announces itself, then ignores stdin EOF (never reads) and, with "term", SIGTERM.
+STUBBORN = """
+import signal, sys, time
+if sys.argv[1] == "term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+while True:
+    time.sleep(1)
+"""
+
+
+async def test_stderr_is_drained_into_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    async with open_subprocess(ECHO, stderr="log") as stream:
+        # Far more than a pipe holds: the child would block if nobody read it.
+        await stream.send(b"!stderr %d\n" % (2 * 1024 * 1024))
+        with anyio.fail_after(30):
+            assert await stream.receive() == b"!logged"
+        pid = stream.pid
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith(".stderr")]
+    assert len(lines) > 2 * 1024 * 1024 // 100
+    label = f"{Path(sys.executable).name}[{pid}]"
+    assert lines[0] == f"{label}: log line " + "y" * 90
+    assert lines[-1] == f"{label}: last log line"
+
+
+async def test_stderr_inherit(capfd: pytest.CaptureFixture[str]) -> None:
+    cmd = [sys.executable, "-c", "import sys; sys.stderr.write('to inherited stderr\\n')"]
+    async with open_subprocess(cmd) as stream:
+        assert await stream.wait() == 0
+    assert "to inherited stderr" in capfd.readouterr().err
+
+
+async def test_exit_status_and_env_and_cwd(tmp_path: Path) -> None:
+    code = "import os; print(os.getcwd()); print(os.environ['WIREPROTO_TEST']); raise SystemExit(7)"
+    env = dict(os.environ, WIREPROTO_TEST="yes ✓")
+    async with open_subprocess([sys.executable, "-c", code], env=env, cwd=tmp_path) as stream:
+        assert await stream.receive() == str(tmp_path).encode()
+        assert await stream.receive() == "yes ✓".encode()
+        with pytest.raises(anyio.EndOfStream):
+            await stream.receive()
+        assert await stream.wait() == 7
+        assert stream.returncode == 7
+
+
+async def test_child_exits_on_stdin_eof_at_shutdown() -> None:
+    async with open_subprocess(ECHO, stderr="log") as stream:
+        await stream.send(b"ping\n")
+        assert await stream.receive() == b"ping"
+        assert stream.returncode is None
+    assert stream.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("stdin", -signal.SIGTERM), ("term", -signal.SIGKILL)]
+)
+async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptureFixture) -> None:
+    cmd = [sys.executable, "-c", STUBBORN, mode]
+    async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+        assert await stream.receive() == b"ready"
+    assert stream.returncode == expected
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any("sending SIGTERM" in w for w in warnings)
+    assert any("sending SIGKILL" in w for w in warnings) == (mode == "term")
+
+
+async def test_shutdown_runs_when_cancelled() -> None:
+    cmd = [sys.executable, "-c", STUBBORN, "stdin"]
+    with anyio.CancelScope() as scope:
+        async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+            assert await stream.receive() == b"ready"
+            scope.cancel()
+            await anyio.sleep_forever()
+    assert scope.cancelled_caught
+    assert stream.returncode == -signal.SIGTERM
+
+
+async def test_body_exception_propagates_as_itself() -> None:
+    with pytest.raises(KeyError, match="boom"):
+        async with open_subprocess(ECHO, stderr="log"):
+            raise KeyError("boom")
+
+
+async def test_killed_child_ends_a_pending_receive() -> None:
+    async with open_subprocess(ECHO, stderr="log") as stream:
+        await stream.send(b"ping\n")
+        assert await stream.receive() == b"ping"
+        result: list[BaseException] = []
+
+        async def receive() -> None:
+            try:
+                await stream.receive()
+            except Exception as exc:
+                result.append(exc)
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                await anyio.wait_all_tasks_blocked()
+                os.kill(stream.pid, signal.SIGKILL)
+        assert len(result) == 1
+        assert isinstance(result[0], (anyio.EndOfStream, anyio.BrokenResourceError))
+        assert await stream.wait() == -signal.SIGKILL
+
+
+async def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="stderr"):
+        async with open_subprocess(ECHO, stderr="pipe"):  # type: ignore[arg-type]
+            pass
+    with pytest.raises(FileNotFoundError):
+        async with open_subprocess(["/nonexistent/wireproto-test-program"]):
+            pass

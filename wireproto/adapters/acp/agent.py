@@ -1,0 +1,640 @@
+"""The agent side of one ACP connection: :class:`AgentConnection`.
+
+Theory of operation
+-------------------
+An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
+(and so any :class:`~wireproto.agent.api.Agent`) to one ACP client over a
+:class:`~wireproto.rpc.peer.Peer`, and is the
+:class:`~wireproto.agent.api.Channel` of the sessions it opens.
+
+* **Methods** are the table built by :meth:`AgentConnection._routes`: method
+  -> handler and params decoder. Params are decoded once, leniently, into the
+  generated Structs (:mod:`.codec`); invalid params answer ``-32602`` with a
+  message naming the field and ``data: {path, reason}``. Everything not in
+  the table (``logout``, unstable and unknown ``_`` methods) is ``-32601``;
+  unknown notifications are ignored. ``session/set_model`` (unstable, never
+  advertised) shares the option dispatcher with ``session/set_mode`` and
+  ``session/set_config_option``.
+* **Errors** of the agent API map through :data:`ERROR_CODES`.
+* **Ordering.** Updates of a session being set up (``session/new``,
+  ``load``, ``resume``) are held back until the response: the handler returns
+  a :class:`~wireproto.rpc.router.Reply` whose follow-ups (the
+  ``available_commands_update``, then what was held back, then notices) the
+  peer writes right after the response. Replayed history (``session/load``)
+  goes out before it. Option changes answer first and push
+  ``current_mode_update`` / ``config_option_update`` right after. A turn runs
+  in a task of the connection while its ``session/prompt`` handler waits, so
+  every update of the turn is queued before the response.
+* **Cancellation.** ``session/cancel`` cancels the named session's turn
+  (the prompt answers ``cancelled``); the turn's pending client requests are
+  abandoned and get ``$/cancel_request`` (the peer sends it when the awaiting
+  task is cancelled). ``$/cancel_request`` for a ``session/prompt`` cancels
+  the turn the same way, waits for its updates, and answers ``-32800``.
+* **Shutdown** (:meth:`AgentConnection.serve`, on end of input or ``stop``):
+  running turns are cancelled, the handlers answer, the sessions are closed,
+  the writer flushes; all within :data:`SHUTDOWN_BUDGET` seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import anyio
+import anyio.abc
+import msgspec
+from msgspec import UNSET
+
+from wireproto.adapters.acp import codec, extra, translate
+from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.mcp import McpPolicy, Setup, decode_setup, dropped_notice
+from wireproto.agent.api import (
+    Approval,
+    ApprovalRequest,
+    ClientCapabilities,
+    Decision,
+    ExternalTool,
+    Question,
+    SelectOption,
+    Session,
+    ToolOutcome,
+)
+from wireproto.agent.content import ContentBlock
+from wireproto.agent.events import Event, StopReason
+from wireproto.agent.runtime import Runtime
+from wireproto.agent.turn import new_id
+from wireproto.errors import (
+    AgentError,
+    AuthRequired,
+    Busy,
+    ConnectionClosed,
+    InvalidArgument,
+    InvalidMessage,
+    LocalProtocolError,
+    NotFound,
+    RemoteProtocolError,
+    RpcError,
+)
+from wireproto.jsonrpc.codec import ACP_DIALECT, validation_error_data
+from wireproto.jsonrpc.messages import ErrorCode
+from wireproto.rpc.peer import Peer
+from wireproto.rpc.router import Decode, Reply, Router
+
+__all__ = [
+    "BUSY_CODE",
+    "ERROR_CODES",
+    "PROTOCOL_VERSIONS",
+    "SHUTDOWN_BUDGET",
+    "AgentConnection",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+PROTOCOL_VERSIONS = (1,)
+"""ACP versions this side speaks; a client's other version is answered with the latest."""
+
+BUSY_CODE = -32001
+"""Implementation-defined error code for :class:`~wireproto.errors.Busy` (a turn
+is already running in the session). ACP defines no code for it; -32001 lies in
+JSON-RPC's server-error range and is not used by ACP."""
+
+ERROR_CODES: dict[type[AgentError], int] = {
+    AuthRequired: -32000,
+    InvalidArgument: ErrorCode.INVALID_PARAMS,
+    NotFound: -32002,
+    Busy: BUSY_CODE,
+}
+"""Agent API error -> ACP error code (others: -32603)."""
+
+UPDATE = "session/update"
+
+SHUTDOWN_BUDGET = 5.0
+"""Seconds :meth:`AgentConnection.serve` may take to shut down."""
+_TURN_GRACE = 2.0  # running turns to end after their cancellation
+_HANDLER_GRACE = 1.0  # handlers to answer, sessions to close
+_FLUSH = SHUTDOWN_BUDGET - _TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
+
+_AUTH_REQUIRED = "Authentication required"
+
+
+def _rpc_error(exc: AgentError) -> RpcError:
+    for cls in type(exc).__mro__:
+        code = ERROR_CODES.get(cls)
+        if code is not None:
+            return RpcError(code, exc.message)
+    return RpcError(ErrorCode.INTERNAL_ERROR, exc.message)
+
+
+def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> Decode:
+    """A route decoder: lenient decoding; ``-32602`` naming the field and its path."""
+    inner = decode or (lambda raw: codec.decode(raw, type_))
+
+    def run(raw: msgspec.Raw) -> Any:
+        try:
+            return inner(raw)
+        except msgspec.ValidationError as exc:
+            data = validation_error_data(exc)
+            where = "" if data["path"] == "$" else f" at {data['path']}"
+            raise InvalidMessage(
+                ErrorCode.INVALID_PARAMS, f"Invalid params: {data['reason']}{where}", data
+            ) from exc
+
+    return run
+
+
+def _absolute(path: str, field: str = "cwd") -> str:
+    if not os.path.isabs(path):
+        raise InvalidArgument(f"{field} must be an absolute path")
+    return path
+
+
+def _set(value: Any) -> Any:
+    """``None`` -> ``UNSET`` (never write ``null`` for an absent optional value)."""
+    return UNSET if value is None else value
+
+
+@dataclasses.dataclass
+class _TurnBox:
+    """One ``session/prompt`` in flight: its turn task and outcome."""
+
+    session: Session
+    content: list[ContentBlock]
+    done: anyio.Event = dataclasses.field(default_factory=anyio.Event)
+    cancelled: bool = False  # cancelled before the turn started
+    stop: StopReason = StopReason.CANCELLED
+    error: BaseException | None = None
+
+
+class AgentConnection:
+    """Serve a :class:`~wireproto.agent.runtime.Runtime` to one ACP client.
+
+    Args:
+        runtime: the runtime (sessions, turns, history) of the agent.
+        allow_client_stdio_mcp: accept stdio MCP servers from the client.
+        require_auth: session setup and listing need ``authenticate`` first
+            (also when the agent's ``require_auth`` is true).
+        name: a label for log lines.
+
+    Attributes:
+        capabilities: what the client declared (set by ``initialize``).
+        authenticated: whether ``authenticate`` succeeded on this connection.
+        router: the method table (see :meth:`_routes`).
+    """
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        allow_client_stdio_mcp: bool = False,
+        require_auth: bool = False,
+        name: str = "acp agent",
+    ) -> None:
+        self.runtime = runtime
+        self.agent = runtime.agent
+        self.name = name
+        self.policy = McpPolicy(allow_stdio=allow_client_stdio_mcp)
+        self.require_auth = require_auth or self.agent.require_auth
+        self.authenticated = False
+        self.capabilities = ClientCapabilities()
+        self._ctx = translate.Context(self.capabilities, self.agent.options)
+        self._peer: Peer | None = None
+        self._turn_group: anyio.abc.TaskGroup | None = None
+        self._turns: dict[str, _TurnBox] = {}
+        self._setup: dict[str, list[S.SessionNotification]] = {}
+        self.router = self._routes()
+
+    # ----------------------------------------------------------- the table
+
+    def _routes(self) -> Router:
+        """The method table: method -> (handler, params decoder)."""
+        requests: list[tuple[str, Callable[[Any], Any], Decode]] = [
+            ("initialize", self._initialize, _params(S.InitializeRequest)),
+            ("authenticate", self._authenticate, _params(S.AuthenticateRequest)),
+            ("session/new", self._new, _params(None, decode_setup(S.NewSessionRequest))),
+            ("session/load", self._load, _params(None, decode_setup(S.LoadSessionRequest))),
+            ("session/resume", self._resume,
+             _params(None, decode_setup(S.ResumeSessionRequest))),
+            ("session/list", self._list, _params(S.ListSessionsRequest)),
+            ("session/close", self._close, _params(S.CloseSessionRequest)),
+            ("session/prompt", self._prompt, _params(S.PromptRequest)),
+            ("session/set_mode", self._set_mode, _params(S.SetSessionModeRequest)),
+            ("session/set_config_option", self._set_config_option,
+             _params(S.SetSessionConfigOptionRequest)),
+            ("session/set_model", self._set_model, _params(extra.SetSessionModelRequest)),
+        ]
+        if self.agent.supports_delete:
+            requests.append(("session/delete", self._delete, _params(S.DeleteSessionRequest)))
+        router = Router()
+        for method, handler, decode in requests:
+            router.add(method, self._mapped(handler), decode=decode)
+        router.add("session/cancel", self._mapped(self._cancel), notification=True,
+                   decode=_params(S.CancelNotification))
+        return router
+
+    @staticmethod
+    def _mapped(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``handler`` with agent API errors turned into ACP error answers."""
+
+        async def run(params: Any) -> Any:
+            try:
+                return await handler(params)
+            except AgentError as exc:
+                raise _rpc_error(exc) from exc
+
+        return run
+
+    # ------------------------------------------------------------- serving
+
+    @property
+    def peer(self) -> Peer:
+        """The running peer.
+
+        Raises:
+            ConnectionClosed: the connection is not being served.
+        """
+        if self._peer is None:
+            raise ConnectionClosed("the ACP connection is not being served")
+        return self._peer
+
+    async def serve(
+        self, stream: anyio.abc.ObjectStream[bytes], *, stop: anyio.Event | None = None
+    ) -> None:
+        """Serve the client on ``stream`` until its input ends or ``stop`` is set.
+
+        Then running turns are cancelled (their prompts answer ``cancelled``
+        while the stream is writable; pending client requests fail), the
+        sessions are closed and the writer flushes; this returns within
+        :data:`SHUTDOWN_BUDGET` seconds. The stream is closed.
+        """
+        async with anyio.create_task_group() as turns:
+            self._turn_group = turns
+            try:
+                async with Peer(
+                    stream, self.router, dialect=ACP_DIALECT, cancel_method="$/cancel_request",
+                    flush_timeout=_FLUSH, name=self.name,
+                ) as peer:
+                    self._peer = peer
+                    await self._until_done(peer, stop)
+                    await self._shut_down(peer, turns)
+            finally:
+                turns.cancel_scope.cancel()
+                self._peer = None
+
+    @staticmethod
+    async def _until_done(peer: Peer, stop: anyio.Event | None) -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def watch(wait: Callable[[], Any]) -> None:
+                await wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(watch, peer.wait_closed)
+            if stop is not None:
+                tg.start_soon(watch, stop.wait)
+
+    async def _shut_down(self, peer: Peer, turns: anyio.abc.TaskGroup) -> None:
+        with anyio.CancelScope(shield=True):
+            log.debug("%s: shutting down (%d turns running)", self.name, len(self._turns))
+            boxes = list(self._turns.values())
+            for box in boxes:
+                self._cancel_turn(box)
+            with anyio.move_on_after(_TURN_GRACE):
+                for box in boxes:
+                    await box.done.wait()
+            if not all(box.done.is_set() for box in boxes):
+                log.warning("%s: turns did not end in time; cancelling them", self.name)
+                turns.cancel_scope.cancel()
+            with anyio.move_on_after(_HANDLER_GRACE):
+                await peer.wait_idle()
+            with anyio.move_on_after(_HANDLER_GRACE):
+                await self.runtime.detach(self)
+
+    # ------------------------------------------------------ initialization
+
+    def _agent_capabilities(self) -> S.AgentCapabilities:
+        marker = S.SessionDeleteCapabilities() if self.agent.supports_delete else UNSET
+        return S.AgentCapabilities(
+            load_session=True,
+            prompt_capabilities=S.PromptCapabilities(image=True, audio=False,
+                                                     embedded_context=True),
+            mcp_capabilities=S.McpCapabilities(http=True, sse=True),
+            session_capabilities=S.SessionCapabilities(
+                list_=S.SessionListCapabilities(), resume=S.SessionResumeCapabilities(),
+                close=S.SessionCloseCapabilities(), delete=marker,
+            ),
+        )
+
+    async def _initialize(self, p: S.InitializeRequest) -> S.InitializeResponse:
+        info = p.client_info if isinstance(p.client_info, S.Implementation) else None
+        self.capabilities = translate.client_capabilities(p.client_capabilities, info)
+        self._ctx = translate.Context(self.capabilities, self.agent.options)
+        version = p.protocol_version
+        if version not in PROTOCOL_VERSIONS:
+            version = max(PROTOCOL_VERSIONS)
+        log.info("%s: client %s %s, protocol %d", self.name, self.capabilities.name or "?",
+                 self.capabilities.version or "?", version)
+        return S.InitializeResponse(
+            protocol_version=version,
+            agent_capabilities=self._agent_capabilities(),
+            auth_methods=translate.auth_methods(self.agent.auth_methods),
+            agent_info=translate.agent_info(self.agent.info),
+        )
+
+    async def _authenticate(self, p: S.AuthenticateRequest) -> S.AuthenticateResponse:
+        await self.agent.authenticate(p.method_id)
+        self.authenticated = True
+        return S.AuthenticateResponse()
+
+    def _check_auth(self) -> None:
+        if self.require_auth and not self.authenticated:
+            raise AuthRequired(_AUTH_REQUIRED)
+
+    # ------------------------------------------------------------ sessions
+
+    def _own(self, session_id: str) -> Session:
+        """A live session opened on this connection; else :class:`NotFound`."""
+        session = self.runtime.sessions.get(session_id)
+        if session is None or session.channel is not self:
+            raise NotFound(f"Session {session_id} not found")
+        return session
+
+    @contextmanager
+    def _setting_up(self, session_id: str) -> Iterator[list[S.SessionNotification]]:
+        """Hold back live updates of ``session_id`` until its setup response."""
+        held: list[S.SessionNotification] = []
+        self._setup[session_id] = held
+        try:
+            yield held
+        finally:
+            if self._setup.get(session_id) is held:
+                del self._setup[session_id]
+
+    def _state(self, session: Session) -> dict[str, Any]:
+        """``configOptions`` and legacy ``modes`` of a setup response."""
+        options = self.agent.options
+        return {
+            "config_options": translate.config_options(options, session.options,
+                                                       self.capabilities),
+            "modes": _set(translate.modes(options, session.options)),
+        }
+
+    def _follow_ups(
+        self, session: Session, held: Sequence[S.SessionNotification], dropped: Sequence[str]
+    ) -> list[tuple[str, Any]]:
+        """What a setup response is followed by: commands, held-back updates, notices."""
+        notes: list[S.SessionNotification] = []
+        if self.agent.commands:
+            notes.append(S.SessionNotification(
+                session_id=session.id, update=translate.available_commands(self.agent.commands)
+            ))
+        notes.extend(held)
+        for name in dropped:
+            notice = dropped_notice(name)  # logged even when not shown
+            for update in translate.updates(notice, session, self._ctx):
+                notes.append(S.SessionNotification(session_id=session.id, update=update))
+        return [(UPDATE, note) for note in notes]
+
+    async def _new(self, setup: Setup[S.NewSessionRequest]) -> Reply:
+        self._check_auth()
+        p = setup.params
+        cwd = _absolute(p.cwd)
+        servers = self.policy.accept(p.mcp_servers)
+        session_id = new_id("sess")
+        with self._setting_up(session_id) as held:
+            session = await self.runtime.new_session(
+                self, cwd, mcp_servers=servers, session_id=session_id
+            )
+        result = S.NewSessionResponse(session_id=session.id, **self._state(session))
+        return Reply(result, self._follow_ups(session, held, setup.dropped))
+
+    async def _open(
+        self, setup: Setup[S.LoadSessionRequest] | Setup[S.ResumeSessionRequest], replay: bool
+    ) -> tuple[Session, list[tuple[str, Any]]]:
+        self._check_auth()
+        p = setup.params
+        cwd = _absolute(p.cwd)
+        servers = self.policy.accept(p.mcp_servers or [])
+        with self._setting_up(p.session_id) as held:
+            session = await self.runtime.open_session(
+                self, p.session_id, cwd, mcp_servers=servers, replay=replay
+            )
+        return session, self._follow_ups(session, held, setup.dropped)
+
+    async def _load(self, setup: Setup[S.LoadSessionRequest]) -> Reply:
+        session, then = await self._open(setup, replay=True)
+        return Reply(S.LoadSessionResponse(**self._state(session)), then)
+
+    async def _resume(self, setup: Setup[S.ResumeSessionRequest]) -> Reply:
+        session, then = await self._open(setup, replay=False)
+        return Reply(S.ResumeSessionResponse(**self._state(session)), then)
+
+    async def _list(self, p: S.ListSessionsRequest) -> S.ListSessionsResponse:
+        self._check_auth()
+        cwd = p.cwd if isinstance(p.cwd, str) else None
+        cursor = p.cursor if isinstance(p.cursor, str) else None
+        infos, next_cursor = self.runtime.list_sessions(cwd=cwd, cursor=cursor)
+        return S.ListSessionsResponse(
+            sessions=[translate.session_info(info) for info in infos],
+            next_cursor=_set(next_cursor),
+        )
+
+    async def _close(self, p: S.CloseSessionRequest) -> S.CloseSessionResponse:
+        self._own(p.session_id)
+        await self.runtime.close_session(p.session_id)
+        return S.CloseSessionResponse()
+
+    async def _delete(self, p: S.DeleteSessionRequest) -> S.DeleteSessionResponse:
+        self._check_auth()
+        await self.runtime.delete_session(p.session_id)  # unknown ids succeed
+        return S.DeleteSessionResponse()
+
+    # --------------------------------------------------------------- turns
+
+    async def _prompt(self, p: S.PromptRequest) -> S.PromptResponse:
+        session = self._own(p.session_id)
+        if p.session_id in self._turns or session.turn is not None:
+            raise Busy("An agent turn is already in progress")
+        assert self._turn_group is not None
+        box = _TurnBox(session, translate.prompt_in(p.prompt))
+        self._turns[session.id] = box
+        self._turn_group.start_soon(self._run_turn, box)
+        try:
+            await box.done.wait()
+        except anyio.get_cancelled_exc_class():  # $/cancel_request, or shutting down
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_TURN_GRACE):
+                self._cancel_turn(box)
+                await box.done.wait()
+            raise
+        if isinstance(box.error, ConnectionClosed):
+            raise RpcError(ErrorCode.INTERNAL_ERROR, "The connection closed during the turn")
+        if box.error is not None:
+            raise box.error
+        return S.PromptResponse(stop_reason=translate.STOP_REASONS[box.stop])
+
+    async def _run_turn(self, box: _TurnBox) -> None:
+        try:
+            if not box.cancelled:
+                box.stop = await self.runtime.prompt(box.session, box.content)
+        except ConnectionClosed as exc:
+            log.warning("%s: turn of %s failed: %s", self.name, box.session.id, exc)
+            box.error = exc
+        except Exception as exc:
+            box.error = exc
+        finally:
+            if self._turns.get(box.session.id) is box:
+                del self._turns[box.session.id]
+            box.done.set()
+
+    def _cancel_turn(self, box: _TurnBox) -> None:
+        box.cancelled = True
+        self.runtime.cancel(box.session)
+
+    async def _cancel(self, p: S.CancelNotification) -> None:
+        box = self._turns.get(p.session_id)
+        if box is None:
+            log.debug("%s: cancel for %s: no turn running", self.name, p.session_id)
+            return
+        self._cancel_turn(box)
+
+    # ------------------------------------------------------------- options
+
+    def _option_id(self, category: str) -> str:
+        for option in self.agent.options:
+            if option.category == category and isinstance(option, SelectOption):
+                return option.id
+        raise InvalidArgument(f"the agent has no {category} option")
+
+    async def _change_option(
+        self, session_id: str, option_id: str, value: str | bool
+    ) -> tuple[Session, list[tuple[str, Any]]]:
+        """The one option dispatcher: set, then announce (after the response)."""
+        session = self._own(session_id)
+        await self.runtime.set_option(session, option_id, value)
+        updates = translate.option_updates(self.agent.options, session.options,
+                                           self.capabilities, option_id)
+        notes = [(UPDATE, S.SessionNotification(session_id=session.id, update=u))
+                 for u in updates]
+        return session, notes
+
+    async def _set_mode(self, p: S.SetSessionModeRequest) -> Reply:
+        _, then = await self._change_option(p.session_id, self._option_id("mode"), p.mode_id)
+        return Reply(S.SetSessionModeResponse(), then)
+
+    async def _set_config_option(self, p: Any) -> Reply:
+        assert isinstance(
+            p, (S.SetSessionConfigOptionSelectRequest, S.SetSessionConfigOptionBooleanRequest)
+        )
+        session, then = await self._change_option(p.session_id, p.config_id, p.value)
+        options = translate.config_options(self.agent.options, session.options, self.capabilities)
+        return Reply(S.SetSessionConfigOptionResponse(config_options=options), then)
+
+    async def _set_model(self, p: extra.SetSessionModelRequest) -> Reply:
+        _, then = await self._change_option(p.session_id, self._option_id("model"), p.model_id)
+        return Reply(extra.SetSessionModelResponse(), then)
+
+    # ------------------------------------------------------------- Channel
+
+    async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
+        """Translate one neutral event into ``session/update``\\ s and write them.
+
+        Live updates of a session still being set up are held back until its
+        response (see the module docstring).
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+        """
+        updates = translate.updates(event, session, self._ctx, replay=replay)
+        if not updates:
+            return
+        held = None if replay else self._setup.get(session.id)
+        for update in updates:
+            note = S.SessionNotification(session_id=session.id, update=update)
+            if held is not None:
+                held.append(note)
+            else:
+                await self.peer.notify(UPDATE, note)
+
+    async def _client_call(self, method: str, params: Any, result_type: type[T]) -> T:
+        raw = await self.peer.request(method, params, result_type=msgspec.Raw)
+        try:
+            return codec.decode(raw, result_type)
+        except msgspec.DecodeError as exc:
+            raise RemoteProtocolError(f"invalid result of {method}: {exc}") from exc
+
+    async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
+        """Ask with ``session/request_permission``; a failure or ``cancelled`` rejects."""
+        params = S.RequestPermissionRequest(
+            session_id=session.id,
+            tool_call=S.ToolCallUpdate(
+                tool_call_id=request.tool_call_id, title=request.title or request.description,
+                status="pending", content=translate.tool_content(request.display) or UNSET,
+            ),
+            options=list(translate.PERMISSION_OPTIONS),
+        )
+        try:
+            response = await self._client_call(
+                "session/request_permission", params, S.RequestPermissionResponse
+            )
+        except (RpcError, RemoteProtocolError) as exc:
+            log.warning("%s: permission request failed, rejecting: %s", self.name, exc)
+            return Approval(Decision.REJECT, "the permission request failed")
+        outcome = response.outcome
+        if isinstance(outcome, S.CancelledPermissionOutcome):
+            return Approval(Decision.REJECT, "cancelled")
+        decision = translate.DECISION_OF_OPTION.get(outcome.option_id)
+        if decision is None:
+            log.warning("%s: unknown permission option %r, rejecting", self.name,
+                        outcome.option_id)
+            return Approval(Decision.REJECT, "unknown option")
+        return Approval(decision)
+
+    async def read_text_file(self, session: Session, path: str) -> str:
+        """Read through ``fs/read_text_file`` (only when the client advertised it).
+
+        Raises:
+            LocalProtocolError: the client did not advertise it.
+            RpcError: the client refused.
+            RemoteProtocolError: an invalid answer.
+        """
+        if not self.capabilities.read_text_file:
+            raise LocalProtocolError("the client cannot read files")
+        response = await self._client_call(
+            "fs/read_text_file", S.ReadTextFileRequest(session_id=session.id, path=path),
+            S.ReadTextFileResponse,
+        )
+        return response.content
+
+    async def write_text_file(self, session: Session, path: str, content: str) -> None:
+        """Write through ``fs/write_text_file`` (only when the client advertised it).
+
+        Raises:
+            LocalProtocolError: the client did not advertise it.
+            RpcError: the client refused.
+        """
+        if not self.capabilities.write_text_file:
+            raise LocalProtocolError("the client cannot write files")
+        await self.peer.request(  # the result ({} or, from some clients, null) is ignored
+            "fs/write_text_file",
+            S.WriteTextFileRequest(session_id=session.id, path=path, content=content),
+        )
+
+    async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
+        """ACP has no questions: always dismissed (``[]``)."""
+        return []
+
+    async def call_tool(
+        self, session: Session, call_id: str, tool: ExternalTool, arguments: Any
+    ) -> ToolOutcome:
+        """ACP clients provide no tools: an error outcome."""
+        return ToolOutcome(True, "", "External tools are not available over ACP")
+
+    async def run_hook(
+        self, session: Session, event: str, target: str, input: dict[str, Any]
+    ) -> tuple[bool, str]:
+        """ACP has no hooks: allowed."""
+        return True, ""

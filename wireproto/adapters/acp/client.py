@@ -1,0 +1,574 @@
+"""The ACP client role: drive any ACP agent over any message stream (spec ``acp.md``).
+
+Theory of operation
+-------------------
+``async with ClientConnection(stream, ...) as client`` runs a
+:class:`~wireproto.rpc.peer.Peer` with the ACP dialect and ``$/cancel_request``
+in both directions. Everything received is decoded with the schema's leniency
+(:func:`wireproto.adapters.acp.codec.decode`); a ``null`` result is accepted
+where the result type has no required field (IO-54).
+
+* **Sessions.** The client keeps a :class:`ClientSession` per session it
+  created, loaded or resumed. The id of a new session is registered by a hook
+  that runs when the ``session/new`` response is delivered, before any later
+  notification is handled (IO-37), so updates sent right after the response
+  are never lost. ``session/load`` and ``session/resume`` register the id
+  before sending; every update that arrives before the ``session/load``
+  response is *replay* (IO-50): it is collected, returned by
+  :meth:`ClientConnection.load_session`, flagged ``replay=True`` for
+  ``on_update`` and never given to a turn. Updates for unknown sessions, or
+  that fail to decode (e.g. an unknown ``sessionUpdate``), are logged and
+  dropped.
+* **Order.** Notifications are handled one at a time in arrival order by the
+  peer's inbox, and a response is delivered only after the notifications
+  before it were handled (IO-38). ``on_update`` sees every update; a running
+  :class:`Turn` also yields the live updates of its session. The turn's
+  buffer is bounded: when the consumer stops reading, the inbox (and so the
+  whole connection) waits for it. Do not wait, inside the loop over a turn,
+  for another response of the same connection while the buffer may be full.
+* **Prompt turns.** ``async with client.prompt(sid, blocks) as turn`` sends
+  ``session/prompt``; ``async for update in turn`` yields the updates and
+  ends when the response arrives (the turn is closed by the response hook,
+  so a late update is never attributed to it, IO-32); ``turn.stop_reason``
+  then holds the stop reason, reported as sent even when it is not one of
+  the known values (IO-61). Leaving the block before the end cancels the
+  turn (``session/cancel``) and waits for the agent's answer.
+* **Cancel.** :meth:`ClientConnection.cancel` sends ``session/cancel`` and
+  answers every pending ``session/request_permission`` of that session with
+  ``cancelled`` (IO-29); later permission requests of the same turn are
+  answered ``cancelled`` at once.
+* **Handlers** (agent -> client requests), each advertised in
+  ``initialize`` only when installed: permissions (``on_permission``; without
+  one the first ``reject_*`` option is chosen, or ``cancelled`` when there
+  is none), the file system (``file_system``, e.g.
+  :class:`~.clientfs.LocalFileSystem`) and terminals (``terminals``, e.g.
+  :class:`~.terminals.LocalTerminals`, entered and exited with the
+  connection). A ``$/cancel_request`` from the agent cancels the handler,
+  which answers ``-32800``.
+"""
+
+from __future__ import annotations
+
+import logging
+import types
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, TypeVar
+
+import anyio
+import msgspec
+from msgspec import UNSET
+
+from wireproto import __version__
+from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.clientfs import FileSystem
+from wireproto.adapters.acp.clientserve import RESOURCE_NOT_FOUND, AgentRequests
+from wireproto.adapters.acp.clientstate import (
+    ClientSession,
+    LoadResult,
+    PermissionHandler,
+    SessionEvent,
+    UpdateHandler,
+    decode_notification,
+)
+from wireproto.adapters.acp.terminals import Terminals
+from wireproto.adapters.acp.turn import Turn, decode_result
+from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
+from wireproto.jsonrpc.codec import ACP_DIALECT, IncomingResponse
+from wireproto.rpc.peer import Peer
+from wireproto.rpc.router import Router
+
+__all__ = ["PROTOCOL_VERSION", "ClientConnection"]
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+
+PROTOCOL_VERSION = 1
+"""The ACP protocol version this client speaks."""
+
+
+def _marker(value: object) -> bool:
+    return value is not UNSET and value is not None
+
+
+_GATES: dict[str, Callable[[s.AgentCapabilities], bool]] = {
+    "session/load": lambda c: c.load_session,
+    "session/resume": lambda c: _marker(c.session_capabilities.resume),
+    "session/list": lambda c: _marker(c.session_capabilities.list_),
+    "session/close": lambda c: _marker(c.session_capabilities.close),
+    "session/delete": lambda c: _marker(c.session_capabilities.delete),
+    "logout": lambda c: _marker(c.auth.logout),
+}
+"""Method -> whether the agent's capabilities allow calling it."""
+
+
+# ------------------------------------------------------------ connection
+
+
+class ClientConnection:
+    """An ACP client over any message stream.
+
+    Args:
+        stream: the connection to the agent.
+        client_info: sent in ``initialize`` (default: ``wireproto`` and its version).
+        on_permission: answers ``session/request_permission`` (default: the
+            first ``reject_*`` option, else ``cancelled``).
+        on_update: called with every update, in order (replays flagged).
+        file_system: serves ``fs/*``; advertised when given.
+        terminals: serves ``terminal/*``; advertised when given; entered
+            and exited with the connection.
+        notices / compaction / boolean_options: advertise that the caller
+            renders ``notice`` updates, compaction updates, boolean options.
+        update_buffer: updates buffered per turn before the reader waits.
+        name: a label for log lines.
+
+    Attributes:
+        initialize_response: the agent's ``initialize`` answer (``None`` before).
+        agent_capabilities: its capabilities (all unsupported before).
+    """
+
+    def __init__(
+        self,
+        stream: anyio.abc.ObjectStream[bytes],
+        *,
+        client_info: s.Implementation | None = None,
+        on_permission: PermissionHandler | None = None,
+        on_update: UpdateHandler | None = None,
+        file_system: FileSystem | None = None,
+        terminals: Terminals | None = None,
+        notices: bool = False,
+        compaction: bool = False,
+        boolean_options: bool = False,
+        update_buffer: int = 256,
+        name: str = "acp client",
+    ) -> None:
+        self._stream = stream
+        self.client_info = client_info or s.Implementation(
+            name="wireproto", title="wireproto", version=__version__
+        )
+        self.on_update = on_update
+        self.terminals = terminals
+        self.capabilities = _capabilities(
+            file_system is not None, terminals is not None, notices, compaction, boolean_options
+        )
+        self.update_buffer = update_buffer
+        self.name = name
+        self.initialize_response: s.InitializeResponse | None = None
+        self.agent_capabilities = s.AgentCapabilities()
+        self._sessions: dict[str, ClientSession] = {}
+        self._replays: dict[str, list[s.SessionUpdate]] = {}
+        self._turns: dict[str, Turn] = {}
+        self.requests = AgentRequests(
+            self._sessions, on_permission=on_permission, file_system=file_system,
+            terminals=terminals, name=name,
+        )
+        self._peer: Peer | None = None
+        self._stack: AsyncExitStack | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def __aenter__(self) -> ClientConnection:
+        async with AsyncExitStack() as stack:
+            if self.terminals is not None:
+                await stack.enter_async_context(self.terminals)
+            peer = Peer(
+                self._stream, self._router(), dialect=ACP_DIALECT,
+                cancel_method="$/cancel_request", name=self.name,
+            )
+            self._peer = await stack.enter_async_context(peer)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._stack is not None:
+            await self._stack.__aexit__(exc_type, exc, tb)
+
+    def _router(self) -> Router:
+        router = Router()
+        router.add("session/update", self._on_update, notification=True,
+                   decode=decode_notification)
+        self.requests.add_routes(router)
+        return router
+
+    @property
+    def peer(self) -> Peer:
+        """The running peer.
+
+        Raises:
+            LocalProtocolError: the client is not running (use ``async with``).
+        """
+        if self._peer is None:
+            raise LocalProtocolError("the ACP client is not running: use 'async with client'")
+        return self._peer
+
+    @property
+    def sessions(self) -> Mapping[str, ClientSession]:
+        """The sessions this connection knows, by id (read-only view)."""
+        return types.MappingProxyType(self._sessions)
+
+    @property
+    def initialized(self) -> bool:
+        """Whether ``initialize`` succeeded."""
+        return self.initialize_response is not None
+
+    async def wait_closed(self) -> None:
+        """Wait until the agent's side of the connection ends."""
+        await self.peer.wait_closed()
+
+    # ---------------------------------------------------------------- calls
+
+    async def _call(
+        self,
+        method: str,
+        params: Any,
+        type_: type[R],
+        on_response: Callable[[IncomingResponse], None] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (a per-request deadline)
+    ) -> R:
+        if method != "initialize":
+            self._require(method)
+        raw = await self.peer.request(
+            method, params, result_type=msgspec.Raw, timeout=timeout, on_response=on_response
+        )
+        return decode_result(method, raw, type_)
+
+    def _require(self, method: str) -> None:
+        if not self.initialized:
+            raise LocalProtocolError(f"call initialize() before {method}")
+        gate = _GATES.get(method)
+        if gate is not None and not gate(self.agent_capabilities):
+            raise LocalProtocolError(f"the agent did not advertise {method}")
+
+    async def initialize(
+        self, *, timeout: float | None = 30.0  # noqa: ASYNC109 (the handshake's deadline)
+    ) -> s.InitializeResponse:
+        """Send ``initialize`` (protocol version 1, our capabilities and info).
+
+        Returns:
+            the agent's answer (also kept in :attr:`initialize_response`).
+
+        Raises:
+            RemoteProtocolError: the agent chose a version we do not speak
+                (close the connection), or answered nonsense.
+            RpcError: the agent answered with an error.
+            TimeoutError: no answer within ``timeout`` seconds.
+        """
+        params = s.InitializeRequest(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=self.capabilities,
+            client_info=self.client_info,
+        )
+        result = await self._call("initialize", params, s.InitializeResponse, timeout=timeout)
+        if result.protocol_version != PROTOCOL_VERSION:
+            raise RemoteProtocolError(
+                f"the agent chose ACP protocol version {result.protocol_version}; "
+                f"this client speaks only {PROTOCOL_VERSION}"
+            )
+        self.initialize_response = result
+        self.agent_capabilities = result.agent_capabilities
+        info = result.agent_info
+        who = f"{info.name} {info.version}" if isinstance(info, s.Implementation) else "an agent"
+        log.info("%s: connected to %s", self.name, who)
+        return result
+
+    async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
+        """Authenticate with one of the agent's ``authMethods``.
+
+        Raises:
+            RpcError: e.g. ``-32602`` unknown method, ``-32000`` login failed.
+        """
+        params = s.AuthenticateRequest(method_id=method_id)
+        return await self._call("authenticate", params, s.AuthenticateResponse)
+
+    async def logout(self) -> None:
+        """Log out (needs the agent's ``auth.logout``)."""
+        await self._call("logout", s.LogoutRequest(), s.LogoutResponse)
+
+    async def new_session(
+        self,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer] = (),
+        additional_directories: Sequence[str] | None = None,
+    ) -> s.NewSessionResponse:
+        """Create a session; its id is registered before any later update is handled.
+
+        Raises:
+            ValueError: ``cwd`` or a directory is not absolute.
+            LocalProtocolError: additional directories or an MCP transport
+                the agent did not advertise.
+            RpcError: the agent refused (e.g. ``-32602`` naming a server).
+        """
+        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers),
+                                     additional_directories=list(dirs) if dirs else UNSET)
+
+        def register(response: IncomingResponse) -> None:
+            if isinstance(response.result, msgspec.Raw):
+                try:
+                    result = decode_result("session/new", response.result, s.NewSessionResponse)
+                except RemoteProtocolError:
+                    return  # the caller raises it
+                session = ClientSession(result.session_id, cwd, dirs)
+                session.adopt(result.modes, result.config_options)
+                self._sessions[result.session_id] = session
+
+        opened = anyio.Event()
+        self.requests.opening.add(opened)
+        try:
+            return await self._call("session/new", params, s.NewSessionResponse, register)
+        finally:
+            self.requests.opening.discard(opened)
+            opened.set()
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer] = (),
+        additional_directories: Sequence[str] | None = None,
+    ) -> LoadResult:
+        """Load a session; the agent's history replay is collected and returned.
+
+        Replayed updates go to ``on_update`` flagged ``replay=True`` and
+        never to a turn (IO-50).
+
+        Raises:
+            ValueError / LocalProtocolError / RpcError: as :meth:`new_session`;
+                LocalProtocolError also when the agent has no ``loadSession``
+                or the session runs a turn.
+        """
+        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        params = s.LoadSessionRequest(session_id=session_id, cwd=cwd,
+                                      mcp_servers=list(mcp_servers),
+                                      additional_directories=list(dirs) if dirs else UNSET)
+        history: list[s.SessionUpdate] = []
+
+        def replay_done(response: IncomingResponse) -> None:
+            self._replays.pop(session_id, None)
+
+        session = self._reopen(session_id, cwd, dirs, "session/load")
+        self._replays[session_id] = history
+        result = await self._reopen_call("session/load", params, s.LoadSessionResponse,
+                                         session, None)
+        replay_done(None)  # type: ignore
+        return LoadResult(result, history)
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        mcp_servers: Sequence[s.McpServer] = (),
+        additional_directories: Sequence[str] | None = None,
+    ) -> s.ResumeSessionResponse:
+        """Resume a session without history replay (needs ``sessionCapabilities.resume``).
+
+        Raises:
+            ValueError / LocalProtocolError / RpcError: as :meth:`load_session`.
+        """
+        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd,
+                                        mcp_servers=list(mcp_servers),
+                                        additional_directories=list(dirs) if dirs else UNSET)
+        session = self._reopen(session_id, cwd, dirs, "session/resume")
+        return await self._reopen_call("session/resume", params, s.ResumeSessionResponse,
+                                       session)
+
+    def _reopen(
+        self, session_id: str, cwd: str, dirs: tuple[str, ...], method: str
+    ) -> tuple[ClientSession, ClientSession | None]:
+        self._require(method)
+        if session_id in self._turns:
+            raise LocalProtocolError(f"session {session_id} runs a turn")
+        previous = self._sessions.get(session_id)
+        session = self._sessions[session_id] = ClientSession(session_id, cwd, dirs)
+        return session, previous
+
+    async def _reopen_call(
+        self,
+        method: str,
+        params: Any,
+        type_: type[R],
+        sessions: tuple[ClientSession, ClientSession | None],
+        on_response: Callable[[IncomingResponse], None] | None = None,
+    ) -> R:
+        session, previous = sessions
+        try:
+            result = await self._call(method, params, type_, on_response)
+        except BaseException:
+            self._replays.pop(session.session_id, None)
+            if self._sessions.get(session.session_id) is session:
+                if previous is None:
+                    del self._sessions[session.session_id]
+                else:
+                    self._sessions[session.session_id] = previous
+            raise
+        session.adopt(getattr(result, "modes", None), getattr(result, "config_options", None))
+        return result
+
+    def _check_roots(
+        self, cwd: str, dirs: Sequence[str] | None, servers: Sequence[s.McpServer]
+    ) -> tuple[str, ...]:
+        roots = (cwd, *(dirs or ()))
+        for path in roots:
+            if not path.startswith("/"):
+                raise ValueError(f"session directories must be absolute: {path!r}")
+        caps = self.agent_capabilities
+        if dirs and not _marker(caps.session_capabilities.additional_directories):
+            raise LocalProtocolError("the agent did not advertise additionalDirectories")
+        allowed: dict[type, bool] = {s.McpServerHttp: caps.mcp_capabilities.http,
+                                     s.McpServerSse: caps.mcp_capabilities.sse}
+        for server in servers:
+            if not allowed.get(type(server), True):
+                raise LocalProtocolError(
+                    f"the agent does not accept {type(server).__name__} MCP servers"
+                )
+        return tuple(dirs or ())
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None
+    ) -> s.ListSessionsResponse:
+        """List the agent's sessions (one page; pass ``next_cursor`` back for more)."""
+        params = s.ListSessionsRequest(cwd=UNSET if cwd is None else cwd,
+                                       cursor=UNSET if cursor is None else cursor)
+        return await self._call("session/list", params, s.ListSessionsResponse)
+
+    async def close_session(self, session_id: str) -> None:
+        """Close a session (its running turn ends); ``-32002`` counts as success."""
+        self.requests.cancel_permissions(session_id)
+        await self._forget("session/close", s.CloseSessionRequest(session_id=session_id),
+                           s.CloseSessionResponse, session_id)
+
+    async def delete_session(self, session_id: str) -> None:
+        """Delete a session from the agent's list; ``-32002`` counts as success."""
+        await self._forget("session/delete", s.DeleteSessionRequest(session_id=session_id),
+                           s.DeleteSessionResponse, session_id)
+
+    async def _forget(self, method: str, params: Any, type_: type[Any], session_id: str) -> None:
+        try:
+            await self._call(method, params, type_)
+        except RpcError as exc:
+            if exc.code != RESOURCE_NOT_FOUND:
+                raise
+            log.debug("%s: %s %s: %s", self.name, method, session_id, exc.message)
+        if session_id not in self._turns:
+            self._sessions.pop(session_id, None)
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: str | bool
+    ) -> s.SetSessionConfigOptionResponse:
+        """Set a config option; returns (and keeps) the complete new set."""
+        params: s.SetSessionConfigOptionRequest
+        if isinstance(value, bool):
+            params = s.SetSessionConfigOptionBooleanRequest(
+                session_id=session_id, config_id=config_id, value=value)
+        else:
+            params = s.SetSessionConfigOptionSelectRequest(
+                session_id=session_id, config_id=config_id, value=value)
+        result = await self._call("session/set_config_option", params,
+                                  s.SetSessionConfigOptionResponse)
+        session = self._sessions.get(session_id)
+        if session is not None:
+            session.config_options = list(result.config_options)
+        return result
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """Switch the session's legacy mode."""
+        params = s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id)
+        await self._call("session/set_mode", params, s.SetSessionModeResponse)
+        session = self._sessions.get(session_id)
+        if session is not None and session.modes is not None:
+            session.modes.current_mode_id = mode_id
+
+    def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> Turn:
+        """Prepare a prompt turn; ``async with`` it to run it.
+
+        Args:
+            session_id: the session.
+            prompt: content blocks, or a plain string (one text block).
+
+        Returns:
+            the :class:`Turn`: iterate it for the updates; ``stop_reason``
+            is set when the iteration ends.
+
+        Raises:
+            LocalProtocolError: content the agent did not advertise
+                (image, audio, embedded resources).
+        """
+        self._require("session/prompt")
+        blocks: list[s.ContentBlock] = (
+            [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt))
+        caps = self.agent_capabilities.prompt_capabilities
+        allowed = {s.ImageContent: caps.image, s.AudioContent: caps.audio,
+                   s.EmbeddedResource: caps.embedded_context}
+        for block in blocks:
+            if not allowed.get(type(block), True):
+                raise LocalProtocolError(f"the agent does not accept {type(block).__name__}")
+        return Turn(self, session_id, blocks, self.update_buffer)
+
+    async def cancel(self, session_id: str) -> None:
+        """Cancel the session's turn: ``session/cancel``, then every pending
+        permission request of the session is answered ``cancelled`` (IO-29)."""
+        self._require("session/cancel")
+        if session_id in self._turns:
+            self.requests.cancelled.add(session_id)
+        await self.peer.notify("session/cancel", s.CancelNotification(session_id=session_id))
+        self.requests.cancel_permissions(session_id)
+
+    # -------------------------------------------------------- turn plumbing
+
+    def _start_turn(self, turn: Turn) -> None:
+        if turn.session_id in self._turns:
+            raise LocalProtocolError(f"session {turn.session_id} already runs a turn")
+        if turn.session_id not in self._sessions:
+            log.warning("%s: prompt for a session this client does not know: %s",
+                        self.name, turn.session_id)
+        self._turns[turn.session_id] = turn
+
+    def _end_turn(self, turn: Turn) -> None:
+        if self._turns.get(turn.session_id) is turn:
+            del self._turns[turn.session_id]
+            self.requests.cancelled.discard(turn.session_id)
+
+    # ------------------------------------------------------------- inbound
+
+    async def _on_update(self, note: s.SessionNotification) -> None:
+        sid = note.session_id
+        session = self._sessions.get(sid)
+        if session is None:
+            log.warning("%s: update for unknown session %s dropped", self.name, sid)
+            return
+        update = note.update
+        session.apply(update)
+        history = self._replays.get(sid)
+        if history is not None:
+            history.append(update)
+        if self.on_update is not None:
+            meta = note.meta if isinstance(note.meta, dict) else None
+            await self.on_update(SessionEvent(sid, update, history is not None, meta))
+        turn = self._turns.get(sid) if history is None else None
+        if turn is not None:
+            await turn._deliver(update)
+
+
+def _capabilities(
+    fs: bool, terminal: bool, notices: bool, compaction: bool, boolean_options: bool
+) -> s.ClientCapabilities:
+    session = s.ClientSessionCapabilities(
+        notices=s.NoticeCapabilities() if notices else UNSET,
+        compaction=s.CompactionCapabilities() if compaction else UNSET,
+        config_options=(
+            s.SessionConfigOptionsCapabilities(boolean=s.BooleanConfigOptionCapabilities())
+            if boolean_options else UNSET
+        ),
+    )
+    return s.ClientCapabilities(
+        fs=s.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+        terminal=terminal,
+        session=session if (notices or compaction or boolean_options) else UNSET,
+    )

@@ -1,0 +1,102 @@
+"""``connect_acp``: drive an ACP agent spawned as a command or reached over WebSocket.
+
+The convenience entry point of the client role (design rule 6): it picks
+the transport, imported lazily, wraps it in a
+:class:`~wireproto.adapters.acp.client.ClientConnection` and, by default,
+sends ``initialize`` before yielding the connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Literal
+
+import anyio.abc
+
+from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientfs import FileSystem
+from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
+from wireproto.adapters.acp.terminals import Terminals
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = ["connect_acp"]
+
+
+@asynccontextmanager
+async def connect_acp(
+    cmd: Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    stderr: Literal["inherit", "log"] = "log",
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    initialize: bool = True,
+    client_info: s.Implementation | None = None,
+    on_permission: PermissionHandler | None = None,
+    on_update: UpdateHandler | None = None,
+    file_system: FileSystem | None = None,
+    terminals: Terminals | None = None,
+    notices: bool = False,
+    compaction: bool = False,
+    boolean_options: bool = False,
+    update_buffer: int = 256,
+) -> AsyncIterator[ClientConnection]:
+    """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
+
+    Exactly one of ``cmd`` (a command to spawn, talking over its stdin and
+    stdout) and ``url`` (a ``ws://`` / ``wss://`` URL) must be given.
+
+    Args:
+        cmd: the agent command and its arguments (no shell).
+        url: a WebSocket URL.
+        headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
+        env / cwd: the spawned command's environment and working directory.
+        stderr: the spawned command's stderr: ``"log"`` (drained into
+            :mod:`logging`, the default) or ``"inherit"``.
+        max_bytes: the largest accepted inbound message (default 64 MiB).
+        initialize: send ``initialize`` before yielding (the default); pass
+            ``False`` to send it yourself (e.g. with a custom timeout).
+        client_info ... update_buffer: see :class:`ClientConnection`.
+
+    Yields:
+        the connection; on exit it is closed, its terminals are killed and a
+        spawned agent is shut down (stdin closed, then SIGTERM, then SIGKILL).
+
+    Raises:
+        ValueError: both or neither of ``cmd`` and ``url``.
+        OSError: the command could not be started or the socket not opened.
+        ConnectionClosed: the WebSocket handshake was refused, or the agent
+            went away during ``initialize``.
+        RemoteProtocolError: the agent chose an ACP version other than 1.
+    """
+    if (cmd is None) == (url is None):
+        raise ValueError("give exactly one of cmd and url")
+    async with AsyncExitStack() as stack:
+        stream: anyio.abc.ObjectStream[bytes]
+        if cmd is not None:
+            from wireproto.transports.subprocess import open_subprocess
+
+            stream = await stack.enter_async_context(
+                open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes)
+            )
+        else:
+            assert url is not None
+            from wireproto.transports.websocket import connect_websocket
+
+            stream = await stack.enter_async_context(
+                connect_websocket(url, headers=headers, max_bytes=max_bytes)
+            )
+        client = ClientConnection(
+            stream, client_info=client_info, on_permission=on_permission,
+            on_update=on_update, file_system=file_system, terminals=terminals,
+            notices=notices, compaction=compaction, boolean_options=boolean_options,
+            update_buffer=update_buffer,
+        )
+        await stack.enter_async_context(client)
+        if initialize:
+            await client.initialize()
+        yield client

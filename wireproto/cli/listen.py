@@ -1,0 +1,132 @@
+"""The websocket debug listener shared by ``acp --ws``, ``wire --ws`` and ``bridge``.
+
+Security (see :mod:`wireproto.cli.wsauth`): loopback by default; every
+handshake must carry the token (``Authorization: Bearer`` or ``?token=``);
+a browser ``Origin`` must be allowed with ``--allow-origin``. The token comes
+from ``--token``, else ``WIREPROTO_WS_TOKEN``, else is generated; a
+non-loopback address needs an explicit one. When listening, exactly one line
+goes to stderr (not to the log: the token must never reach the log file)::
+
+    wireproto: listening on ws://HOST:PORT/?token=TOKEN
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from wireproto.cli.common import CliError, watch_signals
+from wireproto.cli.logs import redact
+from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
+from wireproto.transports.websocket import WebSocketRequest, WebSocketStream, serve_websocket
+
+__all__ = ["TOKEN_ENV", "ConnectionHandler", "Listener", "add_ws_options", "serve_listener"]
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "WIREPROTO_WS_TOKEN"
+"""The environment variable holding the websocket token."""
+
+ConnectionHandler = Callable[[WebSocketStream, WebSocketRequest, anyio.Event], Awaitable[None]]
+"""Serves one accepted connection until it ends or the ``stop`` event is set."""
+
+
+def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -> None:
+    """Add ``--ws``, ``--token`` and ``--allow-origin`` to ``parser``."""
+    parser.add_argument(
+        "--ws", metavar="[HOST:]PORT", required=required,
+        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one)",
+    )
+    parser.add_argument(
+        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one)"
+    )
+    parser.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="a browser Origin allowed to connect (repeatable)",
+    )
+
+
+class Listener:
+    """A resolved listen address, token and guard.
+
+    Raises:
+        CliError: an invalid address, or a non-loopback one without an
+            explicit token.
+    """
+
+    def __init__(self, spec: str, token: str | None, origins: list[str]) -> None:
+        try:
+            self.host, self.port = parse_listen(spec)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        explicit = token or os.environ.get(TOKEN_ENV) or None
+        if explicit is None and not is_loopback(self.host):
+            raise CliError(
+                f"listening on the non-loopback address {self.host} needs an explicit token "
+                f"(--token or {TOKEN_ENV})"
+            )
+        self.token = explicit or new_token()
+        redact(self.token)
+        self.guard = WsGuard(self.token, origins)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> Listener:
+        """The listener described by ``--ws``, ``--token`` and ``--allow-origin``."""
+        return cls(args.ws, args.token, list(args.allow_origin))
+
+    def check(self, request: WebSocketRequest) -> tuple[int, str] | None:
+        """The handshake check: ``None`` accepts, ``(status, text)`` refuses."""
+        refusal = self.guard.check(request.path, request.headers)
+        if refusal is not None:
+            log.warning("refused a connection from %s: %s", _address(request), refusal[1])
+        return refusal
+
+
+def _address(request: WebSocketRequest) -> str:
+    address = request.remote_address
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
+
+
+async def serve_listener(listener: Listener, handler: ConnectionHandler, name: str) -> int:
+    """Serve websocket connections until a stop signal; returns the exit status.
+
+    Each accepted connection is given to ``handler`` with the shared ``stop``
+    event; a failing connection is logged and closed, never fatal.
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    stop = anyio.Event()
+    count = 0
+
+    async def on_connection(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        nonlocal count
+        count += 1
+        label = f"{name} connection {count} from {_address(request)}"
+        log.info("%s: accepted", label)
+        try:
+            await handler(stream, request, stop)
+        except Exception as exc:
+            log.warning("%s failed: %s: %s", label, type(exc).__name__, exc)
+        else:
+            log.info("%s: ended", label)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch_signals, stop, tg.cancel_scope)
+        async with serve_websocket(
+            on_connection, listener.host, listener.port, process_request=listener.check
+        ) as server:
+            print(f"wireproto: listening on {server.url}/?token={listener.token}",
+                  file=sys.stderr, flush=True)
+            log.info("%s: listening on %s", name, server.url)
+            await stop.wait()
+            log.info("%s: closing %s", name, server.url)
+        tg.cancel_scope.cancel()
+    return 0
