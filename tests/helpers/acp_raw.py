@@ -265,13 +265,18 @@ class RawAcp:
         return result
 
     async def prompt(self, session_id: str, text: str | list[Any]) -> tuple[Message, list[Any]]:
-        """Run one prompt; returns ``(response, updates of this turn)``."""
+        """Run one prompt; returns ``(response, updates of this turn)``.
+
+        The updates are the turn variants (chunks, tool calls, plans) and
+        usage updates of the session read while waiting for the response.
+        """
         blocks = [{"type": "text", "text": text}] if isinstance(text, str) else text
         start = len(self.log)
         rid = await self.request("session/prompt", {"sessionId": session_id, "prompt": blocks})
         response = await self.response(rid)
         turn = [m["params"]["update"] for m in self.log[start:]
-                if m.get("method") == "session/update" and m["params"]["sessionId"] == session_id]
+                if m.get("method") == "session/update" and m["params"]["sessionId"] == session_id
+                and m["params"]["update"]["sessionUpdate"] in TURN_VARIANTS | {"usage_update"}]
         return response, turn
 
     def updates(self, session_id: str | None = None, kind: str | None = None) -> list[Any]:

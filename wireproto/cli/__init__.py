@@ -40,7 +40,7 @@ async def _selfcheck() -> str:
 
     a, b = memory_pair()
     async with Peer(a, router), Peer(b) as client:
-        result = await client.request("echo", {"ok": True})
+        result: object = await client.request("echo", {"ok": True})
     if result != {"ok": True}:
         raise RuntimeError(f"self-check failed: {result!r}")
     return "self-check passed: JSON-RPC round trip over an in-memory transport"
@@ -81,7 +81,18 @@ def _wire_form(argv: list[str]) -> bool:
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = _parser()
     if not _wire_form(argv):
-        return parser.parse_args(argv)
+        # argparse cannot give a command after "--" to a subparser whose
+        # positionals were already matched: split it off by hand.
+        tail: list[str] | None = None
+        if "--" in argv:
+            cut = argv.index("--")
+            argv, tail = argv[:cut], argv[cut + 1 :]
+        args = parser.parse_args(argv)
+        if tail is not None:
+            if not hasattr(args, "cmd"):
+                parser.error("unexpected arguments after --")
+            args.cmd = [*args.cmd, *tail]
+        return args
     rest = list(argv)
     rest.remove("--wire")
     args, unknown = parser.parse_known_args(["wire", *rest])

@@ -5,7 +5,9 @@ bridge only pumps whole messages both ways, never decoding them (one text
 frame <-> one line on the child's stdio). When the connection ends the
 child's stdin is closed and it is shut down (terminated, then killed, if it
 does not exit by itself); when the child ends, the connection is closed.
-The child's stderr goes to the log. Security as for ``acp --ws``.
+On a stop signal every child's stdin is closed, so each can finish and
+flush its last messages before its connection closes. The child's stderr
+goes to the log. Security as for ``acp --ws``.
 """
 
 from __future__ import annotations
@@ -38,13 +40,14 @@ def add_parser(sub: Any) -> None:
     """Add the ``bridge`` subcommand."""
     parser = sub.add_parser(
         "bridge", help="expose a stdio agent over websocket (one process per connection)",
+        usage="wireproto bridge --ws [HOST:]PORT [options] -- CMD [ARG ...]",
         description="Serve websocket connections, each pumped to and from a fresh child "
                     "process running CMD over its stdin/stdout.",
     )
     add_ws_options(parser, required=True)
     parser.add_argument("--log-level", choices=LEVELS, default="info",
                         help="stderr log level (default: info)")
-    parser.add_argument("cmd", nargs="+", metavar="-- CMD", help="the agent command")
+    parser.add_argument("cmd", nargs="*", metavar="CMD", help="the agent command (after --)")
     parser.set_defaults(func=main_bridge)
 
 
@@ -65,7 +68,7 @@ def main_bridge(args: argparse.Namespace) -> int:
 
                 async def until_stop() -> None:
                     await stop.wait()
-                    tg.cancel_scope.cancel()
+                    await child.send_eof()  # the child finishes; its end closes the socket
 
                 async def both(a: anyio.abc.ObjectStream[bytes],
                                b: anyio.abc.ObjectStream[bytes]) -> None:

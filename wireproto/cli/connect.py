@@ -1,4 +1,274 @@
-"""placeholder"""
-from typing import Any
+"""``wireproto connect acp|wire``: talk to an agent from the terminal.
+
+The agent is spawned (``-- CMD ...``, over its stdio; its stderr goes to the
+log) or reached over websocket (``--ws URL``, the URL printed by a ``--ws``
+server). Interactive by default: a prompt line, the reply streamed, tool
+calls and plans rendered readably (:mod:`wireproto.cli.render`), approvals
+answered at the keyboard, Tab completing the slash commands the agent
+advertised. Ctrl-C cancels the running turn; a second Ctrl-C (or Ctrl-D at
+the prompt) exits.
+
+``--script FILE`` runs one prompt per line (blank lines skipped) without
+asking anything: approvals follow ``--approve`` (default ``never``). The exit
+status is 1 when a prompt failed. ``--trace FILE`` records every message in
+both directions as JSON Lines (:mod:`wireproto.cli.trace`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any, BinaryIO, Protocol
+
+import anyio
+import anyio.abc
+
+from wireproto.cli.common import CliError, run
+from wireproto.cli.keyboard import Keyboard
+from wireproto.cli.logs import LEVELS, setup_logging
+from wireproto.cli.render import Printer
+from wireproto.cli.trace import TraceStream
+from wireproto.errors import ConnectionClosed, RpcError
+
+__all__ = ["Driver", "Ui", "add_parser", "main_connect", "open_stream"]
+
+log = logging.getLogger(__name__)
+
+APPROVALS = ("ask", "always", "never")
+"""``--approve``: ask at the keyboard, or answer every approval the same way."""
+
+
 def add_parser(sub: Any) -> None:
-    pass
+    """Add the ``connect`` subcommand."""
+    parser = sub.add_parser(
+        "connect", help="talk to an agent from the terminal (interactive or --script)",
+        usage="wireproto connect {acp,wire} [options] (--ws URL | -- CMD [ARG ...])",
+        description="Spawn an agent (-- CMD ...) or connect to one (--ws URL) and talk to it.",
+    )
+    parser.add_argument("protocol", choices=("acp", "wire"), help="the agent's protocol")
+    parser.add_argument("--ws", metavar="URL", help="connect to this websocket URL instead")
+    parser.add_argument("--token", help="send this token as 'Authorization: Bearer TOKEN'")
+    parser.add_argument("--script", metavar="FILE",
+                        help="run one prompt per line of FILE ('-': stdin), non-interactively")
+    parser.add_argument("--approve", choices=APPROVALS, default=None,
+                        help="answer approvals: ask (interactive default), always, never "
+                             "(--script default)")
+    parser.add_argument("--trace", metavar="FILE",
+                        help="record every message in both directions as JSON Lines")
+    parser.add_argument("--cwd", metavar="DIR", help="ACP: the session's directory "
+                        "(default: the current one)")
+    parser.add_argument("--session", metavar="ID", help="ACP: load this session (its history "
+                        "is shown) instead of creating one")
+    parser.add_argument("--fs", action="store_true", help="ACP: let the agent read and write "
+                        "files through this client (confined to the session's directory)")
+    parser.add_argument("--authenticate", metavar="METHOD", help="ACP: authenticate with this "
+                        "method first")
+    parser.add_argument("--replay", action="store_true",
+                        help="Wire: show the session's history first")
+    parser.add_argument("--log-level", choices=LEVELS, default="warning",
+                        help="stderr log level (default: warning; the log file gets info)")
+    parser.add_argument("cmd", nargs="*", metavar="CMD",
+                        help="the agent command to spawn (after --)")
+    parser.set_defaults(func=main_connect)
+
+
+class Driver(Protocol):
+    """One protocol connection as the terminal client sees it."""
+
+    def commands(self) -> list[str]:
+        """The slash commands the agent advertised (``/name``)."""
+
+    async def prompt(self, text: str) -> str:
+        """Run one turn (rendering as it streams); return the stop reason."""
+
+    async def cancel(self) -> None:
+        """Cancel the running turn."""
+
+
+class Ui:
+    """How the person is asked: the printer, the keyboard and the approval policy."""
+
+    def __init__(self, printer: Printer, keyboard: Keyboard | None, approve: str) -> None:
+        self.printer = printer
+        self.keyboard = keyboard
+        self.approve = approve
+
+    async def decide(self, what: str) -> str:
+        """Ask about an approval; returns ``once``, ``always`` or ``reject``."""
+        self.printer.line(f"[approval] {what}")
+        if self.approve != "ask" or self.keyboard is None:
+            decision = "once" if self.approve == "always" else "reject"
+            self.printer.line(f"  -> {'allowed' if decision == 'once' else 'rejected'} "
+                              f"(--approve {self.approve})")
+            return decision
+        answer = await self.keyboard.read("  allow? [y]es / [a]lways / [N]o: ")
+        reply = (answer or "").strip().lower()
+        return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(reply,
+                                                                                  "reject")
+
+
+def main_connect(args: argparse.Namespace) -> int:
+    """Run ``wireproto connect``; returns the exit status."""
+    setup_logging("connect", args.log_level)
+    if (args.ws is None) == (not args.cmd):
+        raise CliError("give either --ws URL or the agent command after --")
+    if args.approve is None:
+        args.approve = "never" if args.script else "ask"
+    script = None if args.script is None else _read_script(args.script)
+    with contextlib.ExitStack() as files:
+        trace = files.enter_context(open(args.trace, "wb")) if args.trace else None
+        return run(lambda: _connect(args, script, trace))
+
+
+def _read_script(path: str) -> list[str]:
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+    except OSError as exc:
+        raise CliError(f"cannot read the script: {exc}") from exc
+    return [line for line in text.splitlines() if line.strip()]
+
+
+@asynccontextmanager
+async def open_stream(
+    cmd: list[str] | None, url: str | None, token: str | None = None
+) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
+    """Spawn ``cmd`` (its stderr logged) or connect to ``url``; yield the message stream."""
+    if cmd:
+        from wireproto.transports.subprocess import open_subprocess
+
+        async with open_subprocess(cmd, stderr="log") as child:
+            yield child
+    else:
+        assert url is not None
+        from wireproto.transports.websocket import connect_websocket
+
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        async with connect_websocket(url, headers=headers) as ws:
+            yield ws
+
+
+async def _connect(
+    args: argparse.Namespace, script: list[str] | None, trace: BinaryIO | None
+) -> int:
+    printer = Printer(sys.stdout)
+    drivers: list[Driver] = []
+    keyboard = None
+    if script is None or args.approve == "ask":
+        keyboard = Keyboard(lambda: drivers[0].commands() if drivers else [])
+    ui = Ui(printer, keyboard, args.approve)
+    try:
+        async with AsyncExitStack() as stack:
+            stream = await stack.enter_async_context(open_stream(args.cmd, args.ws, args.token))
+            if trace is not None:
+                stream = TraceStream(stream, trace)
+            opener = _acp if args.protocol == "acp" else _wire
+            drivers.append(await stack.enter_async_context(opener(stream, ui, args)))
+            return await _session(drivers[0], ui, script)
+    except ConnectionClosed as exc:
+        raise CliError(f"the agent closed the connection: {exc}") from exc
+    finally:
+        if keyboard is not None:
+            keyboard.close()
+
+
+async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
+    state = _State()
+    status = 0
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_interrupts, driver, ui.printer, state, tg)
+        status = await (_script(driver, ui, script, state) if script is not None
+                        else _interactive(driver, ui, state))
+        tg.cancel_scope.cancel()
+    return status  # quitting with Ctrl-C is not a failure
+
+
+class _State:
+    def __init__(self) -> None:
+        self.turn = False
+        self.cancelling = False
+        self.quit = False
+
+
+async def _interrupts(
+    driver: Driver, printer: Printer, state: _State, tg: anyio.abc.TaskGroup
+) -> None:
+    """Ctrl-C: cancel the running turn; a second one (or one at the prompt) quits."""
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        async for _ in signals:
+            if state.turn and not state.cancelling:
+                state.cancelling = True
+                printer.line("^C cancelling the turn (Ctrl-C again to quit)")
+                tg.start_soon(_cancel, driver)
+                continue
+            printer.line("^C")
+            state.quit = True
+            tg.cancel_scope.cancel()
+            return
+
+
+async def _cancel(driver: Driver) -> None:
+    try:
+        await driver.cancel()
+    except (RpcError, ConnectionClosed) as exc:
+        log.info("cancel: %s", exc)
+
+
+async def _turn(driver: Driver, printer: Printer, state: _State, text: str) -> bool:
+    state.turn, state.cancelling = True, False
+    try:
+        reason = await driver.prompt(text)
+    except RpcError as exc:
+        printer.line(f"[error {exc.code}] {exc.message}")
+        return False
+    finally:
+        state.turn = False
+    printer.line(f"[{reason}]")
+    return True
+
+
+async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
+    assert ui.keyboard is not None
+    if ui.keyboard.interactive:
+        commands = " ".join(driver.commands())
+        ui.printer.line(f"Connected. Commands: {commands or 'none'}. Ctrl-D quits.")
+    while True:
+        line = await ui.keyboard.read("> " if ui.keyboard.interactive else "")
+        if line is None:
+            return 0
+        if line.strip():
+            await _turn(driver, ui.printer, state, line)
+
+
+async def _script(driver: Driver, ui: Ui, lines: list[str], state: _State) -> int:
+    status = 0
+    for line in lines:
+        ui.printer.line(f"> {line}")
+        if not await _turn(driver, ui.printer, state, line):
+            status = 1
+    return status
+
+
+def _acp(stream: anyio.abc.ObjectStream[bytes], ui: Ui,
+         args: argparse.Namespace) -> Any:
+    from wireproto.cli.clients import open_acp
+
+    cwd = os.path.abspath(args.cwd or os.getcwd())
+    return open_acp(stream, ui, cwd=cwd, session_id=args.session, fs=args.fs,
+                    auth_method=args.authenticate)
+
+
+def _wire(stream: anyio.abc.ObjectStream[bytes], ui: Ui,
+          args: argparse.Namespace) -> Any:
+    from wireproto.cli.clients import open_wire
+
+    return open_wire(stream, ui, replay=args.replay)

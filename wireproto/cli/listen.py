@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from wireproto.cli.common import CliError, watch_signals
+from wireproto.cli.common import SHUTDOWN_GRACE, CliError, watch_signals
 from wireproto.cli.logs import redact
 from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
 from wireproto.transports.websocket import WebSocketRequest, WebSocketStream, serve_websocket
@@ -81,10 +81,7 @@ class Listener:
 
     def check(self, request: WebSocketRequest) -> tuple[int, str] | None:
         """The handshake check: ``None`` accepts, ``(status, text)`` refuses."""
-        refusal = self.guard.check(request.path, request.headers)
-        if refusal is not None:
-            log.warning("refused a connection from %s: %s", _address(request), refusal[1])
-        return refusal
+        return self.guard.check(request.path, request.headers, _address(request))
 
 
 def _address(request: WebSocketRequest) -> str:
@@ -105,18 +102,28 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
     """
     stop = anyio.Event()
     count = 0
+    active: set[int] = set()
+    idle = anyio.Event()
 
     async def on_connection(stream: WebSocketStream, request: WebSocketRequest) -> None:
-        nonlocal count
+        nonlocal count, idle
         count += 1
-        label = f"{name} connection {count} from {_address(request)}"
+        number = count
+        label = f"{name} connection {number} from {_address(request)}"
         log.info("%s: accepted", label)
+        if not active:
+            idle = anyio.Event()
+        active.add(number)
         try:
             await handler(stream, request, stop)
         except Exception as exc:
             log.warning("%s failed: %s: %s", label, type(exc).__name__, exc)
         else:
             log.info("%s: ended", label)
+        finally:
+            active.discard(number)
+            if not active:
+                idle.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch_signals, stop, tg.cancel_scope)
@@ -127,6 +134,10 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
                   file=sys.stderr, flush=True)
             log.info("%s: listening on %s", name, server.url)
             await stop.wait()
+            if active:  # let every connection finish its shutdown before closing them
+                log.info("%s: waiting for %d connection(s) to finish", name, len(active))
+                with anyio.move_on_after(SHUTDOWN_GRACE - 1):
+                    await idle.wait()
             log.info("%s: closing %s", name, server.url)
         tg.cancel_scope.cancel()
     return 0

@@ -121,8 +121,9 @@ def main_acp(args: argparse.Namespace) -> int:
 def main_wire(args: argparse.Namespace) -> int:
     """Run ``wireproto wire`` (or the ``--wire`` spawn form); returns the exit status."""
     setup_logging("wire", args.log_level)
-    for option in getattr(args, "ignored", ()):
-        log.warning("ignoring the unsupported option %s", option)
+    ignored = getattr(args, "ignored", [])
+    if ignored:
+        log.warning("ignoring unsupported options: %s", " ".join(ignored))
     if args.ws and args.session:
         raise CliError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
@@ -144,6 +145,7 @@ def main_wire(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, name: str, serve: Serve) -> int:
     if args.ws is None:
+        log.info("%s: serving %s on stdin/stdout", name, args.agent or "the demo agent")
         return run(lambda: _serve_stdio(serve))
     listener = Listener.from_args(args)
 

@@ -79,20 +79,24 @@ class WsGuard:
         values = parse_qs(urlsplit(path).query).get("token")
         return values[0] if values else None
 
-    def check(self, path: str, headers: Mapping[str, str]) -> tuple[int, str] | None:
+    def check(
+        self, path: str, headers: Mapping[str, str], peer: str = "a client"
+    ) -> tuple[int, str] | None:
         """Return ``None`` to accept, or ``(http_status, reason)`` to refuse.
 
-        A foreign ``Origin`` is refused with 403, a missing or wrong token with 401.
+        A foreign ``Origin`` is refused with 403, a missing or wrong token
+        with 401. Refusals are logged with ``peer`` and the reason, never
+        with the presented token.
         """
         origin = headers.get("Origin") or headers.get("origin")
         if origin is not None and _origin(origin) not in self.allowed_origins:
-            log.warning("websocket refused: origin %r not allowed", origin)
+            log.warning("websocket from %s refused: origin %r not allowed", peer, origin)
             return 403, "Origin not allowed"
         presented = self._presented(path, headers)
         if presented is None:
-            log.warning("websocket refused: no token presented")
+            log.warning("websocket from %s refused: no token presented", peer)
             return 401, "Missing token"
         if not hmac.compare_digest(presented.encode(), self._token):
-            log.warning("websocket refused: wrong token")
+            log.warning("websocket from %s refused: wrong token", peer)
             return 401, "Invalid token"
         return None

@@ -46,6 +46,7 @@ from wireproto.jsonrpc.messages import (
 
 __all__ = [
     "ACP_DIALECT",
+    "MCP_DIALECT",
     "WIRE_DIALECT",
     "Decoder",
     "Dialect",
@@ -75,6 +76,10 @@ class Dialect:
             empty), as the Wire reference emits them.
         replace_invalid_utf8: invalid UTF-8 is decoded with replacement
             characters (Wire) instead of answering ``-32700``.
+        reject_null_id: a request with ``"id": null`` is ``-32600`` (MCP:
+            ids must not be null) instead of being answered with ``id: null``.
+        answer_cancelled: a request cancelled by the peer is answered with
+            ``-32800``; when false it gets no answer at all (MCP).
         parse_error / invalid_request / invalid_response / method_not_found /
         invalid_params / internal_error: message texts; ``{method}`` is
             replaced with the method name.
@@ -87,6 +92,8 @@ class Dialect:
     null_params_as_absent: bool
     error_data_null: bool
     replace_invalid_utf8: bool = False
+    reject_null_id: bool = False
+    answer_cancelled: bool = True
     parse_error: str = "Parse error"
     invalid_request: str = "Invalid request"
     invalid_response: str = "Invalid response"
@@ -128,6 +135,19 @@ ACP_DIALECT = Dialect(
     error_data_null=False,
 )
 """Agent Client Protocol: strict envelope, standard error texts."""
+
+MCP_DIALECT = Dialect(
+    name="mcp",
+    require_jsonrpc=True,
+    null_id_is_notification=False,
+    answer_idless=True,
+    null_params_as_absent=False,
+    error_data_null=False,
+    reject_null_id=True,
+    answer_cancelled=False,
+)
+"""Model Context Protocol: strict envelope, non-null request ids, and a request
+cancelled with ``notifications/cancelled`` is never answered."""
 
 
 class _Envelope(msgspec.Struct):
@@ -245,6 +265,8 @@ class Decoder:
             params = UNSET
         if env.id is UNSET or (env.id is None and self.dialect.null_id_is_notification):
             return Notification(method=method, params=params)
+        if env.id is None and self.dialect.reject_null_id:
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_request)
         return Request(id=env.id, method=method, params=params)
 
     def _response(self, env: _Envelope, id: Id) -> IncomingResponse:

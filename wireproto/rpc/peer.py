@@ -99,6 +99,21 @@ class PeerStats:
     send_waiting: int
 
 
+class _InOrder:
+    """A callback queued in the inbox behind the notifications received before it."""
+
+    __slots__ = ("callback",)
+
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self.callback = callback
+
+    def run(self) -> None:
+        try:
+            self.callback()
+        except Exception:
+            log.exception("in-order callback failed")
+
+
 class _Pending:
     """One outgoing request waiting for its response."""
 
@@ -239,6 +254,25 @@ class Peer:
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
         return None
+
+    def call_in_order(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once every notification received so far was handled.
+
+        It runs at once when no notification is waiting; otherwise the inbox
+        runs it after them and before anything received later (e.g. to
+        start routing notifications somewhere new from a precise point of
+        the inbound stream). It must not raise (exceptions are logged).
+        """
+        marker = _InOrder(callback)
+        if self._tg is None or not self._inbox_busy:
+            marker.run()
+            return
+        try:
+            self._inbox.send_nowait((marker, None))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            marker.run()
+            return
+        self._inbox_busy += 1
 
     def stats(self) -> PeerStats:
         """Return the current queue sizes (for monitoring and tests)."""
@@ -563,9 +597,10 @@ class Peer:
         for i, (req, _) in enumerate(self._backlog):
             if req.id == rid and type(req.id) is type(rid):
                 del self._backlog[i]
-                self._handlers.start_soon(
-                    self._reply_error, rid, ErrorCode.REQUEST_CANCELLED, "Request cancelled"
-                )
+                if self.dialect.answer_cancelled:
+                    self._handlers.start_soon(
+                        self._reply_error, rid, ErrorCode.REQUEST_CANCELLED, "Request cancelled"
+                    )
                 return
         log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
 
@@ -584,6 +619,10 @@ class Peer:
             if isinstance(target, _Pending):
                 self._inbox_busy -= 1
                 target.resolve(msg)
+                continue
+            if isinstance(target, _InOrder):
+                self._inbox_busy -= 1
+                target.run()
                 continue
             self._inbox_slots.release()
             try:
@@ -653,7 +692,8 @@ class Peer:
             if key is not None and self._running.get(key) is scope:
                 del self._running[key]
         if scope.cancelled_caught and result is UNSET:
-            await self._reply_error(msg.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+            if self.dialect.answer_cancelled:
+                await self._reply_error(msg.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
             return
         then: Sequence[tuple[str, Any]] = ()
         if type(result) is Reply:

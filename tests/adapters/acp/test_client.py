@@ -199,7 +199,8 @@ async def test_updates_right_after_session_new_are_kept(caplog: pytest.LogCaptur
         assert response.session_id == "s1"
         with caplog.at_level(logging.WARNING):
             await flush(client, agent)
-        assert recorder.kinds() == [("AvailableCommandsUpdate", False), ("AgentMessageChunk", False)]
+        assert recorder.kinds() == [("AvailableCommandsUpdate", False),
+                                    ("AgentMessageChunk", False)]
         assert [c.name for c in client.sessions["s1"].available_commands] == ["review"]
         assert "unknown session elsewhere dropped" in caplog.text
 
@@ -331,9 +332,19 @@ async def test_list_close_delete() -> None:
 
 
 async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
-    """IO-38 / IO-32: a tiny buffer, 50 updates, then the response, then a late one."""
+    """IO-38 / IO-32: a tiny buffer, 50 updates, then the response, then a late one.
+
+    ``on_update`` holds the first update until everything is queued behind it.
+    """
     recorder = Recorder()
-    async with connected(on_update=recorder, update_buffer=2) as (client, agent, _):
+    release = anyio.Event()
+
+    async def held(event: SessionEvent) -> None:
+        if not recorder.events:
+            await release.wait()
+        await recorder(event)
+
+    async with connected(on_update=held, update_buffer=2) as (client, agent, _):
         await open_session(client, agent)
 
         async def play() -> None:
@@ -341,6 +352,7 @@ async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
             assert request["params"]["prompt"] == [{"type": "text", "text": "go"}]
             await agent.send(*(chunk("s1", f"c{i}") for i in range(50)))
             await agent.answer(request, {"stopReason": "end_turn"}, chunk("s1", "late"))
+            release.set()
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(play)
@@ -352,6 +364,33 @@ async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
         await flush(client, agent)
         assert len(recorder.events) == 51  # the late update reached on_update only
         assert turn.done
+
+
+async def test_a_late_update_read_before_the_next_prompt_stays_out_of_it() -> None:
+    """IO-32: an update of turn 1 sent after its response never reaches turn 2."""
+    release = anyio.Event()
+    late_seen = anyio.Event()
+
+    async def held(event: SessionEvent) -> None:
+        if isinstance(event.update, S.AgentMessageChunk) and event.update.content.text == "late":
+            late_seen.set()
+            await release.wait()
+
+    async with connected(on_update=held) as (client, agent, _):
+        await open_session(client, agent)
+        async with anyio.create_task_group() as tg:
+            call = Call(tg, _collect, client, "s1", "one")
+            await agent.answer(await agent.expect("session/prompt"), {"stopReason": "end_turn"},
+                               chunk("s1", "late"))
+            assert (await call.result())[0] == []
+            await late_seen.wait()  # the late update is being handled
+            call = Call(tg, _collect, client, "s1", "two")
+            second = await agent.expect("session/prompt")  # sent while "late" is held
+            release.set()
+            await agent.send(chunk("s1", "mine"))
+            await agent.answer(second, {"stopReason": "end_turn"})
+            updates, _ = await call.result()
+        assert [u.content.text for u in updates] == ["mine"]
 
 
 async def test_unknown_stop_reason_is_reported(caplog: pytest.LogCaptureFixture) -> None:

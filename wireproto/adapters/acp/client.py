@@ -22,7 +22,10 @@ where the result type has no required field (IO-54).
 * **Order.** Notifications are handled one at a time in arrival order by the
   peer's inbox, and a response is delivered only after the notifications
   before it were handled (IO-38). ``on_update`` sees every update; a running
-  :class:`Turn` also yields the live updates of its session. The turn's
+  :class:`~.turn.Turn` also yields the live updates of its session read after its
+  prompt was sent (those read before, e.g. late ones of the previous turn,
+  never reach it: :meth:`~wireproto.rpc.peer.Peer.call_in_order` marks
+  the point). The turn's
   buffer is bounded: when the consumer stops reading, the inbox (and so the
   whole connection) waits for it. Do not wait, inside the loop over a turn,
   for another response of the same connection while the buffer may be full.
@@ -43,8 +46,9 @@ where the result type has no required field (IO-54).
   is none), the file system (``file_system``, e.g.
   :class:`~.clientfs.LocalFileSystem`) and terminals (``terminals``, e.g.
   :class:`~.terminals.LocalTerminals`, entered and exited with the
-  connection). A ``$/cancel_request`` from the agent cancels the handler,
-  which answers ``-32800``.
+  connection), served by :class:`~.clientserve.AgentRequests`. A
+  ``$/cancel_request`` from the agent cancels the handler, which answers
+  ``-32800``.
 """
 
 from __future__ import annotations
@@ -355,8 +359,7 @@ class ClientConnection:
         session = self._reopen(session_id, cwd, dirs, "session/load")
         self._replays[session_id] = history
         result = await self._reopen_call("session/load", params, s.LoadSessionResponse,
-                                         session, None)
-        replay_done(None)  # type: ignore
+                                         session, replay_done)
         return LoadResult(result, history)
 
     async def resume_session(
@@ -552,7 +555,7 @@ class ClientConnection:
             meta = note.meta if isinstance(note.meta, dict) else None
             await self.on_update(SessionEvent(sid, update, history is not None, meta))
         turn = self._turns.get(sid) if history is None else None
-        if turn is not None:
+        if turn is not None and turn.accepting:
             await turn._deliver(update)
 
 

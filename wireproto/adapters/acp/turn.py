@@ -75,8 +75,13 @@ class Turn:
         print(turn.stop_reason)
 
     The iteration yields the session's live updates (schema Structs of the
-    ``SessionUpdate`` union) and ends when the agent answers; when it
-    answered with an error, the iteration raises it (``RpcError``). Leaving
+    ``SessionUpdate`` union) read after the prompt was sent, and ends when
+    the agent answers; when it answered with an error, the iteration raises
+    it (``RpcError``). Updates read before the prompt was sent (e.g. late
+    ones of the previous turn) are never yielded; ACP v1 has no turn ids, so
+    a session-level update the agent sent just before it saw the prompt
+    (available commands, config options) may still be. ``on_update`` sees
+    every update either way. Leaving
     the ``async with`` before the end cancels the turn (``session/cancel``)
     and waits for the answer; leaving it with an exception also cancels our
     request (the peer sends ``$/cancel_request``).
@@ -87,6 +92,7 @@ class Turn:
         stop_reason: the stop reason once answered (``None`` before, or
             after an error); any string the agent sent.
         meta: the response's ``_meta`` (``None`` when absent).
+        accepting: whether the connection routes the session's updates here.
     """
 
     def __init__(
@@ -106,6 +112,7 @@ class Turn:
         self._error_seen = False
         self._answered = False
         self._started = False
+        self.accepting = False  # set once the updates read before the prompt are handled
 
     async def __aenter__(self) -> Turn:
         if self._started:
@@ -180,6 +187,8 @@ class Turn:
         def sent() -> None:
             nonlocal started
             started = True
+            # updates read before the prompt went out are not the turn's (IO-32)
+            self._client.peer.call_in_order(self._accept)
             task_status.started()
 
         try:
@@ -201,11 +210,16 @@ class Turn:
             if not started:  # failed before it was sent
                 task_status.started()
 
+    def _accept(self) -> None:
+        self.accepting = not self._answered
+
     def _on_response(self, response: IncomingResponse) -> None:
         self._answered = True
+        self.accepting = False
         self._close()
 
     def _close(self) -> None:
+        self.accepting = False
         self._client._end_turn(self)
         self._send.close()
 

@@ -1,0 +1,218 @@
+"""The client's default handlers: a confined local file system and local terminals.
+
+Called directly (no protocol): acp.md §8 (roots), §17.1 and §17.2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+import pytest
+from msgspec import UNSET
+
+from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.clientfs import LocalFileSystem
+from wireproto.adapters.acp.clientstate import ClientSession
+from wireproto.adapters.acp.terminals import LocalTerminals, OutputBuffer
+from wireproto.errors import RpcError
+
+pytestmark = pytest.mark.anyio
+T = TypeVar("T")
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """(cwd, an additional directory, a directory outside both)."""
+    paths = tmp_path / "cwd", tmp_path / "extra", tmp_path / "outside"
+    for path in paths:
+        path.mkdir()
+    return paths
+
+
+def session(cwd: Path, *extra: Path) -> ClientSession:
+    return ClientSession("s1", str(cwd), tuple(str(p) for p in extra))
+
+
+async def read(fs: LocalFileSystem, sess: ClientSession, path: Path | str, **kw: int) -> str:
+    return await fs.read_text_file(sess, S.ReadTextFileRequest(session_id="s1", path=str(path),
+                                                               **kw))
+
+
+async def write(fs: LocalFileSystem, sess: ClientSession, path: Path | str, text: str) -> None:
+    request = S.WriteTextFileRequest(session_id="s1", path=str(path), content=text)
+    await fs.write_text_file(sess, request)
+
+
+# -------------------------------------------------------------- file system
+
+
+async def test_files_inside_the_roots_are_read_and_written(roots: tuple[Path, ...]) -> None:
+    cwd, extra, _ = roots
+    fs, sess = LocalFileSystem(), session(cwd, extra)
+    await write(fs, sess, cwd / "new" / "deep" / "a.txt", "one\r\ntwo\nthree\n")
+    assert (cwd / "new" / "deep" / "a.txt").read_bytes() == b"one\r\ntwo\nthree\n"
+    assert await read(fs, sess, cwd / "new" / "deep" / "a.txt") == "one\r\ntwo\nthree\n"
+    assert await read(fs, sess, cwd / "new" / "deep" / "a.txt", line=2, limit=1) == "two\n"
+    assert await read(fs, sess, cwd / "new" / "deep" / "a.txt", line=3) == "three\n"
+    await write(fs, sess, extra / "b.txt", "é")
+    assert await read(fs, sess, extra / "b.txt") == "é"
+
+
+@pytest.mark.parametrize(
+    ("make", "code"),
+    [
+        (lambda cwd, out: out / "secret.txt", -32602),  # outside the roots
+        (lambda cwd, out: cwd / ".." / "outside" / "secret.txt", -32602),  # dot-dot escape
+        (lambda cwd, out: cwd / "link" / "secret.txt", -32602),  # symlink escape
+        (lambda cwd, out: "relative.txt", -32602),
+        (lambda cwd, out: cwd / "missing.txt", -32002),
+        (lambda cwd, out: cwd, -32602),  # a directory
+    ],
+    ids=["outside", "dotdot", "symlink", "relative", "missing", "directory"],
+)
+async def test_bad_paths_are_refused(roots: tuple[Path, ...], make: object, code: int) -> None:
+    cwd, _, outside = roots
+    (outside / "secret.txt").write_text("top secret")
+    (cwd / "link").symlink_to(outside)
+    fs, sess = LocalFileSystem(), session(cwd)
+    path = make(cwd, outside)  # type: ignore[operator]
+    with pytest.raises(RpcError) as info:
+        await read(fs, sess, path)
+    assert info.value.code == code
+    if code == -32602 and path != cwd:
+        with pytest.raises(RpcError):
+            await write(fs, sess, path, "overwritten")
+        assert (outside / "secret.txt").read_text() == "top secret"
+
+
+async def test_a_symlink_inside_the_roots_is_followed(roots: tuple[Path, ...]) -> None:
+    cwd, extra, _ = roots
+    (extra / "real.txt").write_text("real")
+    (cwd / "alias.txt").symlink_to(extra / "real.txt")
+    assert await read(LocalFileSystem(), session(cwd, extra), cwd / "alias.txt") == "real"
+
+
+async def test_files_over_the_limit_are_refused(roots: tuple[Path, ...]) -> None:
+    cwd = roots[0]
+    (cwd / "big.txt").write_text("x" * 100 + "\nshort\n")
+    fs = LocalFileSystem(max_bytes=50)
+    with pytest.raises(RpcError) as info:
+        await read(fs, session(cwd), cwd / "big.txt")
+    assert info.value.code == -32603
+    assert await read(fs, session(cwd), cwd / "big.txt", line=2) == "short\n"
+
+
+# -------------------------------------------------------------- terminals
+
+
+@pytest.mark.parametrize(
+    ("chunks", "limit", "text", "truncated"),
+    [
+        ([b"abc", b"def"], 10, "abcdef", False),
+        ([b"abc", b"def"], 4, "cdef", True),
+        (["aé€😀".encode()], 5, "😀", True),  # the cut never splits a character
+        (["é€".encode()], 4, "€", True),
+        ([b"x", "é".encode()[:1]], 10, "x", False),  # an incomplete last character waits
+        ([], 0, "", False),
+    ],
+)
+def test_output_keeps_the_tail_at_a_character_boundary(
+    chunks: list[bytes], limit: int, text: str, truncated: bool
+) -> None:
+    buffer = OutputBuffer(limit)
+    for c in chunks:
+        buffer.append(c)
+    assert buffer.text() == text
+    assert buffer.truncated is truncated
+    assert len(buffer.text().encode()) <= limit
+
+
+def term(request_type: type[T], tid: str) -> T:
+    return request_type(session_id="s1", terminal_id=tid)
+
+
+async def test_terminal_runs_a_command_to_its_end(tmp_path: Path) -> None:
+    code = "import os, sys; print(os.getcwd()); print(os.environ['GREETING']); sys.exit(3)"
+    async with LocalTerminals() as terminals:
+        sess = session(tmp_path)
+        tid = await terminals.create(sess, S.CreateTerminalRequest(
+            session_id="s1", command=sys.executable, args=["-c", code],
+            env=[S.EnvVariable(name="GREETING", value="hi")]))
+        status = await terminals.wait_for_exit(sess, term(S.WaitForTerminalExitRequest, tid))
+        assert (status.exit_code, status.signal) == (3, UNSET)
+        out = await terminals.output(sess, term(S.TerminalOutputRequest, tid))
+        assert out.output == f"{tmp_path}\nhi\n"
+        assert not out.truncated
+        assert isinstance(out.exit_status, S.TerminalExitStatus)
+        assert out.exit_status.exit_code == 3
+        await terminals.release(sess, term(S.ReleaseTerminalRequest, tid))
+        with pytest.raises(RpcError) as info:
+            await terminals.output(sess, term(S.TerminalOutputRequest, tid))
+        assert info.value.code == -32002
+        assert len(terminals) == 0
+
+
+async def test_terminal_kill_keeps_it_readable_and_close_kills_the_rest(tmp_path: Path) -> None:
+    code = "import sys, time; print('ready', flush=True); time.sleep(60)"
+    sess = session(tmp_path)
+    async with LocalTerminals() as terminals:
+        first = await terminals.create(sess, S.CreateTerminalRequest(
+            session_id="s1", command=sys.executable, args=["-c", code]))
+        second = await terminals.create(sess, S.CreateTerminalRequest(
+            session_id="s1", command=sys.executable, args=["-c", code]))
+        out = await terminals.output(sess, term(S.TerminalOutputRequest, first))
+        assert out.exit_status is UNSET
+        await terminals.kill(sess, term(S.KillTerminalRequest, first))
+        status = await terminals.wait_for_exit(sess, term(S.WaitForTerminalExitRequest, first))
+        assert status.signal == "SIGKILL"
+        out = await terminals.output(sess, term(S.TerminalOutputRequest, first))
+        assert isinstance(out.exit_status, S.TerminalExitStatus)
+        assert out.output in ("", "ready\n")  # killed maybe before it printed
+        other = ClientSession("s2", str(tmp_path))
+        with pytest.raises(RpcError) as info:  # another session's terminal
+            await terminals.output(other, S.TerminalOutputRequest(session_id="s2",
+                                                                  terminal_id=second))
+        assert info.value.code == -32002
+        pid = terminals._terminals[second].process.pid
+    with pytest.raises(ProcessLookupError):  # killed and reaped on close
+        os.kill(pid, 0)
+
+
+async def test_terminal_errors(tmp_path: Path) -> None:
+    sess = session(tmp_path)
+    async with LocalTerminals() as terminals:
+        with pytest.raises(RpcError) as info:
+            await terminals.create(sess, S.CreateTerminalRequest(
+                session_id="s1", command=str(tmp_path / "no-such-program")))
+        assert info.value.code == -32002
+        with pytest.raises(RpcError) as info:
+            await terminals.create(sess, S.CreateTerminalRequest(
+                session_id="s1", command=sys.executable, cwd="relative"))
+        assert info.value.code == -32602
+        with pytest.raises(RpcError) as info:
+            await terminals.kill(sess, term(S.KillTerminalRequest, "term-99"))
+        assert info.value.code == -32002
+
+
+async def test_wait_for_exit_is_answered_when_the_terminal_is_released(tmp_path: Path) -> None:
+    sess = session(tmp_path)
+    async with LocalTerminals() as terminals:
+        tid = await terminals.create(sess, S.CreateTerminalRequest(
+            session_id="s1", command=sys.executable, args=["-c", "import time; time.sleep(60)"]))
+        async with anyio.create_task_group() as tg:
+            statuses: list[S.WaitForTerminalExitResponse] = []
+            waiting = anyio.Event()
+
+            async def wait() -> None:
+                request = term(S.WaitForTerminalExitRequest, tid)
+                waiting.set()  # no checkpoint before wait_for_exit blocks
+                statuses.append(await terminals.wait_for_exit(sess, request))
+
+            tg.start_soon(wait)
+            await waiting.wait()
+            await terminals.release(sess, term(S.ReleaseTerminalRequest, tid))
+        assert statuses[0].signal == "SIGKILL"

@@ -1,0 +1,116 @@
+"""``wireproto connect``: script, interactive and trace modes against real servers."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = """\
+hello there
+
+/read notes.txt
+/write out.txt written by the script
+/plan
+"""
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.txt").write_text("one\ntwo\n")
+    (work / "script.txt").write_text(SCRIPT)
+    return work
+
+
+def test_script_against_acp_with_approvals_and_a_trace(kit: Any, workdir: Path) -> None:
+    proc = kit.spawn("connect", "acp", "--script", "script.txt", "--approve", "always",
+                     "--trace", "trace.jsonl", "--", *kit.wireproto, "acp", cwd=workdir,
+                     stdin=subprocess.DEVNULL, lines=False)
+    assert proc.wait() == 0, proc.err
+    out = proc.out.decode()
+    assert "> hello there\nYou said: hello there\n[end_turn]" in out
+    assert "Read 2 lines from notes.txt" in out
+    assert "[approval] Write out.txt\n  -> allowed (--approve always)" in out
+    assert "Wrote out.txt" in out
+    assert "  [x] Check the result" in out and "Plan done" in out
+    assert out.count("[end_turn]") == 4  # the blank line was skipped
+    assert (workdir / "out.txt").read_text() == "written by the script"
+    records = [json.loads(line) for line in (workdir / "trace.jsonl").read_text().splitlines()]
+    assert records[0]["dir"] == "send" and records[0]["msg"]["method"] == "initialize"
+    assert records[1]["dir"] == "recv" and records[1]["msg"]["id"] == records[0]["msg"]["id"]
+    assert {r["dir"] for r in records} == {"send", "recv"}
+    assert all(set(r) == {"t", "dir", "msg"} for r in records)
+    times = [r["t"] for r in records]
+    assert times == sorted(times) and times[0] >= 0
+    methods = [r["msg"].get("method") for r in records]
+    assert "session/request_permission" in methods and "session/prompt" in methods
+
+
+def test_script_against_wire_rejects_approvals_by_default(kit: Any, workdir: Path) -> None:
+    proc = kit.spawn("connect", "wire", "--script", "script.txt", "--",
+                     *kit.wireproto, "wire", cwd=workdir, stdin=subprocess.DEVNULL, lines=False)
+    assert proc.wait() == 0, proc.err
+    out = proc.out.decode()
+    assert "You said: hello there" in out
+    assert "-> rejected (--approve never)" in out
+    assert "Write to out.txt rejected" in out
+    assert out.count("[finished]") == 4
+    assert not (workdir / "out.txt").exists()
+
+
+@pytest.mark.parametrize("protocol", ["acp", "wire"])
+def test_script_over_websocket(kit: Any, workdir: Path, protocol: str) -> None:
+    server, base, token = kit.ws(protocol, "--ws", "0", cwd=workdir)
+    (workdir / "short.txt").write_text("over the socket\n")
+    proc = kit.spawn("connect", protocol, "--ws", f"{base}/", "--token", token,
+                     "--script", "short.txt", cwd=workdir, stdin=subprocess.DEVNULL,
+                     lines=False)
+    assert proc.wait() == 0, proc.err
+    assert "You said: over the socket" in proc.out.decode()
+    assert kit.stop(server) == 0
+
+
+def test_interactive_from_a_pipe_until_end_of_input(kit: Any, workdir: Path) -> None:
+    proc = kit.spawn("connect", "acp", "--", *kit.wireproto, "acp", cwd=workdir, lines=False)
+    proc.write("first\n")
+    proc.wait_out("You said: first")
+    proc.write("\n/help\n")
+    proc.wait_out("/slow - Stream N ticks")
+    proc.close_stdin()
+    assert proc.wait() == 0, proc.err
+
+
+@pytest.mark.parametrize("protocol, done", [("acp", "[end_turn]"), ("wire", "[finished]")])
+def test_ctrl_c_cancels_the_turn_and_a_second_one_quits(
+    kit: Any, workdir: Path, protocol: str, done: str
+) -> None:
+    proc = kit.spawn("connect", protocol, "--", *kit.wireproto, protocol, cwd=workdir,
+                     lines=False)
+    proc.write("/slow 100\n")
+    proc.wait_out("tick 2")
+    proc.signal(signal.SIGINT)
+    proc.wait_out("[cancelled]")
+    assert "tick 100" not in proc.out.decode()
+    proc.write("still here\n")  # the session goes on after a cancelled turn
+    proc.wait_out(f"You said: still here\n{done}")
+    proc.signal(signal.SIGINT)  # at the prompt: quit
+    assert proc.wait() == 0, proc.err
+
+
+def test_failures_exit_nonzero_with_one_line(kit: Any, workdir: Path) -> None:
+    dead = kit.spawn("connect", "acp", "--script", "script.txt", "--", sys.executable, "-c",
+                     "pass", cwd=workdir, stdin=subprocess.DEVNULL)
+    neither = kit.spawn("connect", "wire", cwd=workdir, stdin=subprocess.DEVNULL)
+    for proc, reason in ((dead, "the agent closed the connection"),
+                         (neither, "give either --ws URL or the agent command after --")):
+        assert proc.wait() == 1
+        errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
+        assert len(errors) == 1 and reason in errors[0], proc.err
+        assert "Traceback" not in proc.err

@@ -1,0 +1,84 @@
+"""A bounded load test of ``wireproto acp --ws``: 200 concurrent clients, two waves.
+
+Each client task (in this process) connects, initializes, opens a session,
+runs a prompt, then runs ``/slow 100`` and cancels it after the first tick.
+Every turn must complete correctly, no connection may be refused or dropped
+(any failure fails the wave), and the server's resident memory after the
+second wave may exceed that after the first by less than 20 MiB.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client import ClientConnection
+from wireproto.transports.websocket import connect_websocket
+
+CLIENTS = 200
+RSS_GROWTH_LIMIT = 20 * 1024 * 1024
+
+
+def _rss(pid: int) -> int:
+    """The process's resident set size in bytes (``VmRSS``)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+async def _client(url: str, cwd: str, number: int, done: list[int]) -> None:
+    async with connect_websocket(url) as ws, ClientConnection(ws, name=f"load {number}") as acp:
+        await acp.initialize()
+        sid = (await acp.new_session(cwd)).session_id
+        async with acp.prompt(sid, f"hello {number}") as turn:
+            updates = await turn.collect()
+        text = "".join(u.content.text for u in updates if isinstance(u, s.AgentMessageChunk)
+                       and isinstance(u.content, s.TextContent))
+        assert (text, turn.stop_reason) == (f"You said: hello {number}", "end_turn")
+        ticks = 0
+        async with acp.prompt(sid, "/slow 100") as turn:
+            async for update in turn:
+                if isinstance(update, s.AgentMessageChunk):
+                    ticks += 1
+                    if ticks == 1:
+                        await acp.cancel(sid)
+        assert turn.stop_reason == "cancelled" and ticks < 100
+    done.append(number)
+
+
+async def _wave(url: str, cwd: str) -> list[int]:
+    done: list[int] = []
+    with anyio.fail_after(90):
+        async with anyio.create_task_group() as tg:
+            for number in range(CLIENTS):
+                tg.start_soon(_client, url, cwd, number, done)
+    return done
+
+
+def _wait_ended(proc: Any, count: int) -> None:
+    """Wait until the server logged the end of ``count`` connections."""
+    with proc._err_cond:
+        ok = proc._err_cond.wait_for(
+            lambda: sum(": ended" in line for line in proc.err_lines) >= count, 60)
+    assert ok, f"the server did not close {count} connections"
+
+
+@pytest.mark.timeout(110)  # heavier than the rest, but always run
+def test_two_waves_of_200_concurrent_clients(kit: Any) -> None:
+    server, base, token = kit.ws("acp", "--ws", "0")
+    url = f"{base}/?token={token}"
+    cwd = str(kit.tmp)
+    rss = []
+    for wave in (1, 2):
+        done = anyio.run(_wave, url, cwd, backend="asyncio")
+        assert sorted(done) == list(range(CLIENTS))
+        _wait_ended(server, wave * CLIENTS)
+        rss.append(_rss(server.pid))
+    assert "refused" not in server.err and "failed" not in server.err
+    assert rss[1] - rss[0] < RSS_GROWTH_LIMIT, rss
+    assert kit.stop(server) == 0

@@ -1,0 +1,111 @@
+"""The websocket debug mode (``--ws``) of ``acp`` and ``wire``: security and sessions."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
+
+ORIGIN_OK = "http://allowed.example"
+
+
+def _status(url: str, headers: dict[str, str] | None = None) -> int:
+    """The HTTP status a handshake got (101 when accepted)."""
+    try:
+        with connect(url, additional_headers=headers, open_timeout=10):
+            return 101
+    except InvalidStatus as exc:
+        return exc.response.status_code
+
+
+def _call(ws: Any, message: dict[str, Any], until_id: Any = None) -> list[dict[str, Any]]:
+    ws.send(json.dumps(message))
+    wanted = message["id"] if until_id is None else until_id
+    seen = []
+    while True:
+        got = json.loads(ws.recv(timeout=20))
+        seen.append(got)
+        if got.get("id") == wanted:
+            return seen
+
+
+def test_token_and_origin_are_enforced_and_the_token_stays_out_of_the_log(kit: Any) -> None:
+    server, base, token = kit.ws("acp", "--ws", "0", "--log-level", "debug",
+                                 "--allow-origin", ORIGIN_OK)
+    assert base.startswith("ws://127.0.0.1:")
+    wrong = "not-the-token-" + "z" * 20
+    assert _status(f"{base}/") == 401
+    assert _status(f"{base}/?token={wrong}") == 401
+    assert _status(f"{base}/", {"Authorization": f"Bearer {wrong}"}) == 401
+    assert _status(f"{base}/?token={token}", {"Origin": "http://evil.example"}) == 403
+    assert _status(f"{base}/?token={token}", {"Origin": ORIGIN_OK}) == 101
+    for url, headers in ((f"{base}/?token={token}", None),
+                         (f"{base}/", {"Authorization": f"Bearer {token}"})):
+        with connect(url, additional_headers=headers) as ws:
+            answer = _call(ws, kit.acp_init)[-1]
+            assert answer["result"]["agentInfo"]["name"] == "wireproto-demo"
+    assert kit.stop(server) == 0
+    banners = [line for line in server.err.splitlines() if line.startswith("wireproto: ")]
+    assert banners == [f"wireproto: listening on {base}/?token={token}"]
+    log = kit.log_file("acp", server.pid).read_text()
+    assert token not in log and wrong not in log
+    assert re.search(r"refused: no token presented", log)
+    assert re.search(r"refused: wrong token", log)
+    assert re.search(r"refused: origin 'http://evil.example' not allowed", log)
+    stderr_logs = server.err.replace(banners[0], "")
+    assert token not in stderr_logs and wrong not in stderr_logs
+
+
+def test_explicit_token_from_the_environment(kit: Any) -> None:
+    kit.env["WIREPROTO_WS_TOKEN"] = "from-the-environment-123"
+    server, base, token = kit.ws("wire", "--ws", "127.0.0.1:0")
+    assert token == "from-the-environment-123"
+    assert _status(f"{base}/?token=from-the-environment-123") == 101
+    assert kit.stop(server) == 0
+
+
+def test_wire_connections_are_separate_sessions(kit: Any) -> None:
+    server, base, token = kit.ws("wire", "--ws", "0", "--work-dir", str(kit.tmp))
+    with connect(f"{base}/?token={token}&session=alpha") as a, \
+            connect(f"{base}/?token={token}&session=beta") as b:
+        _call(a, kit.wire_init)
+        _call(b, kit.wire_init)
+        _call(a, kit.request("p", "prompt", {"user_input": "from alpha"}))
+        _call(b, kit.request("p", "prompt", {"user_input": "from beta"}))
+        replay_a = json.dumps(_call(a, kit.request("r", "replay", {})))
+        replay_b = json.dumps(_call(b, kit.request("r", "replay", {})))
+    assert "from alpha" in replay_a and "from beta" not in replay_a
+    assert "from beta" in replay_b and "from alpha" not in replay_b
+    assert kit.stop(server) == 0
+
+
+@pytest.mark.parametrize("command", ["acp", "wire"])
+def test_sigterm_with_a_turn_running_on_a_connection(kit: Any, command: str) -> None:
+    server, base, token = kit.ws(command, "--ws", "0")
+    with connect(f"{base}/?token={token}") as ws:
+        if command == "acp":
+            _call(ws, kit.acp_init)
+            new = kit.request(1, "session/new", {"cwd": str(kit.tmp), "mcpServers": []})
+            sid = _call(ws, new)[-1]["result"]["sessionId"]
+            prompt = kit.request(2, "session/prompt", {
+                "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 100"}]})
+        else:
+            _call(ws, kit.wire_init)
+            prompt = kit.request(2, "prompt", {"user_input": "/slow 100"})
+        ws.send(json.dumps(prompt))
+        while "tick 2" not in ws.recv(timeout=20):
+            pass
+        server.signal(15)
+        rest = []
+        try:
+            while True:
+                rest.append(json.loads(ws.recv(timeout=20)))
+        except Exception:  # the server closed the connection
+            pass
+    assert server.wait() == 0
+    answers = [m for m in rest if m.get("id") == 2]
+    assert answers and "cancelled" in json.dumps(answers[0]["result"])

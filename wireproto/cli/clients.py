@@ -1,0 +1,166 @@
+"""The terminal client's protocol drivers: one ACP session, one Wire connection.
+
+Each opener performs the handshake (``initialize``, then for ACP a new or
+loaded session), renders every update/event as it arrives, and answers
+approvals through :meth:`~wireproto.cli.connect.Ui.decide`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+import anyio.abc
+
+from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientfs import LocalFileSystem
+from wireproto.adapters.acp.clientstate import SessionEvent, option_of_kind
+from wireproto.adapters.wire import messages as m
+from wireproto.adapters.wire.client import WireClient, WireEvent
+from wireproto.cli.common import CliError
+from wireproto.cli.render import render_acp, render_wire
+from wireproto.errors import RpcError
+
+if TYPE_CHECKING:
+    from wireproto.cli.connect import Ui
+
+__all__ = ["AcpDriver", "WireDriver", "open_acp", "open_wire"]
+
+_PERMISSION_KINDS: dict[str, tuple[s.PermissionOptionKind, ...]] = {
+    "once": ("allow_once", "allow_always"),
+    "always": ("allow_always", "allow_once"),
+    "reject": ("reject_once", "reject_always"),
+}
+"""A decision -> the ACP option kinds that express it, preferred first."""
+
+_WIRE_DECISIONS: dict[str, m.ApprovalKind] = {
+    "once": "approve", "always": "approve_for_session", "reject": "reject",
+}
+
+
+class AcpDriver:
+    """One ACP session of a :class:`ClientConnection`."""
+
+    def __init__(self, client: ClientConnection, session_id: str) -> None:
+        self.client = client
+        self.session_id = session_id
+
+    def commands(self) -> list[str]:
+        """The slash commands advertised for the session."""
+        session = self.client.sessions.get(self.session_id)
+        return [f"/{c.name}" for c in session.available_commands] if session else []
+
+    async def prompt(self, text: str) -> str:
+        """Run a turn; updates are rendered by the connection's ``on_update``."""
+        async with self.client.prompt(self.session_id, text) as turn:
+            async for _ in turn:
+                pass
+        return turn.stop_reason or "no stop reason"
+
+    async def cancel(self) -> None:
+        """Send ``session/cancel``."""
+        await self.client.cancel(self.session_id)
+
+
+@asynccontextmanager
+async def open_acp(
+    stream: anyio.abc.ObjectStream[bytes],
+    ui: Ui,
+    *,
+    cwd: str,
+    session_id: str | None = None,
+    fs: bool = False,
+    auth_method: str | None = None,
+) -> AsyncIterator[AcpDriver]:
+    """Initialize, open (or load) a session, and yield its driver.
+
+    Raises:
+        CliError: the agent refused a step (the reason in one line).
+    """
+
+    async def on_update(event: SessionEvent) -> None:
+        render_acp(ui.printer, event.update)
+
+    async def on_permission(
+        request: s.RequestPermissionRequest,
+    ) -> s.RequestPermissionOutcome | str:
+        title = request.tool_call.title
+        what = title if isinstance(title, str) else ui.printer.tools.get(
+            request.tool_call.tool_call_id, "a tool call")
+        decision = await ui.decide(what)
+        option = option_of_kind(request, *_PERMISSION_KINDS[decision])
+        return option.option_id if option is not None else s.CancelledPermissionOutcome()
+
+    client = ClientConnection(
+        stream, on_permission=on_permission, on_update=on_update,
+        file_system=LocalFileSystem() if fs else None, name="connect",
+    )
+    async with client:
+        try:
+            info = await client.initialize()
+            if auth_method:
+                await client.authenticate(auth_method)
+            if session_id is None:
+                session_id = (await client.new_session(cwd)).session_id
+            else:
+                await client.load_session(session_id, cwd)
+        except RpcError as exc:
+            raise CliError(f"the agent refused: {exc.message} ({exc.code})") from exc
+        name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
+        ui.printer.line(f"[{name}: session {session_id}]")
+        yield AcpDriver(client, session_id)
+
+
+class WireDriver:
+    """One Wire connection (one session)."""
+
+    def __init__(self, client: WireClient) -> None:
+        self.client = client
+
+    def commands(self) -> list[str]:
+        """The slash commands from ``initialize``."""
+        return [f"/{c.name}" for c in self.client.slash_commands]
+
+    async def prompt(self, text: str) -> str:
+        """Run a turn; events are rendered by the client's ``on_event``."""
+        result = await self.client.prompt(text)
+        return result.status
+
+    async def cancel(self) -> None:
+        """Send ``cancel``."""
+        await self.client.cancel()
+
+
+@asynccontextmanager
+async def open_wire(
+    stream: anyio.abc.ObjectStream[bytes], ui: Ui, *, replay: bool = False
+) -> AsyncIterator[WireDriver]:
+    """Initialize (falling back to v1 mode if needed) and yield the driver."""
+    replaying = False
+
+    async def on_event(event: WireEvent) -> None:
+        render_wire(ui.printer, event, replay=replaying)
+
+    async def on_approval(request: m.ApprovalRequest) -> m.ApprovalKind:
+        decision = await ui.decide(f"{request.sender}: {request.action} - "
+                                   f"{request.description}")
+        return _WIRE_DECISIONS[decision]
+
+    client = WireClient(stream, on_event=on_event, on_approval=on_approval, event_buffer=0,
+                        name="connect")
+    async with client:
+        result = await client.initialize()
+        name = result.server.name if result is not None else "Wire server (v1, no handshake)"
+        ui.printer.line(f"[{name}]")
+        if replay:
+            replaying = True
+            try:
+                await client.replay()
+            except RpcError as exc:
+                ui.printer.line(f"[replay failed: {exc.message}]")
+            finally:
+                replaying = False
+            ui.printer.break_line()
+        yield WireDriver(client)
