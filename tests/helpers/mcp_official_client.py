@@ -1,7 +1,7 @@
 """Drive a stdio MCP server with the official ``mcp`` SDK client (1.x) and report as JSON.
 
-Usage: ``python mcp_official_client.py SCENARIO -- CMD ARGS...``. The server
-``CMD`` is spawned with ``mcp.client.stdio.stdio_client``; one JSON object is
+Usage: ``python mcp_official_client.py SCENARIO [--env NAME=VALUE]... -- CMD ARGS...``.
+The server ``CMD`` is spawned with ``mcp.client.stdio.stdio_client``; one JSON object is
 printed on stdout. Scenarios:
 
 ``tools``   (against ``mcp_server.py``): handshake, paginated listing,
@@ -73,7 +73,8 @@ async def _cancel_slow(session: ClientSession) -> dict[str, Any]:
 
 async def main(args: argparse.Namespace) -> None:
     cmd = args.cmd
-    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=None)
+    env = dict(item.split("=", 1) for item in args.env) if args.env else None
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
     report: dict[str, Any] = {}
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         init = await session.initialize()
@@ -102,5 +103,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("scenario", choices=("tools", "bridge"))
     parser.add_argument("--call", action="append", default=[])
+    parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     parser.add_argument("cmd", nargs="+")
     anyio.run(main, parser.parse_args())

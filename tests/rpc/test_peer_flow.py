@@ -319,3 +319,32 @@ async def test_blocked_writer_releases_producers_on_close() -> None:
                 await anyio.wait_all_tasks_blocked()
                 assert peer.stats().send_waiting == 1
     assert outcome == ["ConnectionClosed"]
+
+
+async def test_request_cancelled_before_it_was_queued_sends_no_cancel() -> None:
+    sa, sb = memory_pair(max_buffer=0)
+    received: list[bytes] = []
+
+    async def read_all() -> None:
+        async for item in sb:
+            received.append(item)
+
+    async with sb, Peer(sa, send_queue=1, cancel_method=CANCEL, flush_timeout=1) as peer:
+        await peer.notify("first")  # taken by the writer, which waits for the reader
+        await anyio.wait_all_tasks_blocked()
+        await peer.notify("second")  # fills the queue
+        async with anyio.create_task_group() as outer:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(peer.request, "never sent")
+                await anyio.wait_all_tasks_blocked()
+                assert peer.stats().send_waiting == 1
+                tg.cancel_scope.cancel()
+                # drain while the caller unwinds: a stray cancel would show up
+                outer.start_soon(read_all)
+            assert peer.stats().pending == 0
+            await anyio.wait_all_tasks_blocked()
+            outer.cancel_scope.cancel()
+    assert received == [
+        b'{"jsonrpc":"2.0","method":"first"}\n',
+        b'{"jsonrpc":"2.0","method":"second"}\n',
+    ]

@@ -7,6 +7,7 @@ import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import IO
 
 import anyio
 import anyio.to_thread
@@ -50,7 +51,7 @@ async def test_closing_the_stream_sends_eof_and_keeps_stdout_reserved(
     assert json.loads(reports[0].split(": ", 1)[1])["after"] == [True, True]
 
 
-def run_echo(backend: str, stdin: object, out: Path, max_bytes: int) -> None:
+def run_echo(backend: str, stdin: int | IO[bytes], out: Path, max_bytes: int) -> None:
     cmd = [sys.executable, str(HELPERS / "echo.py"), backend, str(max_bytes)]
     with out.open("wb") as stdout:
         subprocess.run(cmd, stdin=stdin, stdout=stdout, check=True, timeout=30)

@@ -68,38 +68,30 @@ async def test_failing_handler_breaks_the_connection() -> None:
 
 
 async def test_server_exit_ends_open_connections() -> None:
-    handler_done = anyio.Event()
+    handler_saw: list[bytes] = []
+    client_saw: list[type[BaseException]] = []
+    connected = anyio.Event()
 
     async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
-        try:
-            with pytest.raises(anyio.EndOfStream):
+        handler_saw.append(await stream.receive())
+        connected.set()
+        with pytest.raises(anyio.EndOfStream):
+            await stream.receive()
+        handler_saw.append(b"ended")
+
+    async def client(server: WebSocketServer) -> None:
+        async with connect_websocket(server.url) as stream:
+            await stream.send(b"hi\n")
+            try:
                 await stream.receive()
-        finally:
-            handler_done.set()
+            except anyio.EndOfStream as exc:
+                client_saw.append(type(exc))
 
-    async with connect_websocket_after(handler) as (server, stream):
-        await stream.send(b"hi\n")
-    # Leaving serve_websocket closed the connection (1001) and waited for the handler.
-    assert handler_done.is_set()
-    assert isinstance(server, WebSocketServer)
-
-
-class connect_websocket_after:  # noqa: N801 - reads like the context managers it wraps
-    """Serve ``handler``, connect a client, and on exit stop the server first."""
-
-    def __init__(self, handler: object) -> None:
-        self.handler = handler
-
-    async def __aenter__(self) -> tuple[WebSocketServer, WebSocketStream]:
-        self._serve = serve_websocket(self.handler)  # type: ignore[arg-type]
-        server = await self._serve.__aenter__()
-        self._connect = connect_websocket(server.url)
-        stream = await self._connect.__aenter__()
-        self.stream = stream
-        return server, stream
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self._serve.__aexit__(None, None, None)
-        with pytest.raises(anyio.EndOfStream):  # the client saw "going away"
-            await self.stream.receive()
-        await self._connect.__aexit__(None, None, None)
+    async with anyio.create_task_group() as tg:
+        async with serve_websocket(handler) as server:
+            tg.start_soon(client, server)
+            await connected.wait()
+        # Leaving serve_websocket closed the connection (1001, going away)
+        # and waited for the handler to return.
+        assert handler_saw == [b"hi", b"ended"]
+    assert client_saw == [anyio.EndOfStream]

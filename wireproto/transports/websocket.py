@@ -11,7 +11,8 @@ returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
 Compression is off: deflating JSON costs more than it saves on loopback.
 The implementation follows the running event loop, chosen from the table
 :data:`_BACKENDS`: ``websockets.asyncio`` on asyncio and ``websockets.trio``
-(shipped by websockets >= 16, Python >= 3.11) on trio.
+on trio (shipped by recent websockets releases, e.g. 17.x, which need
+Python >= 3.11; without it, using WebSocket on trio raises ``RuntimeError``).
 
 websockets exceptions become anyio ones in exactly one place,
 :meth:`WebSocketStream._convert`, chained with ``from``:
@@ -98,7 +99,7 @@ RequestCheck = Callable[[WebSocketRequest], "Refusal | None"]
 """Called before accepting a connection: ``None`` accepts, ``(status, text)`` refuses."""
 
 WebSocketHandler = Callable[["WebSocketStream", WebSocketRequest], Awaitable[None]]
-"""Serves one accepted connection; the stream is closed when it returns."""
+"""Serves one accepted connection; it is closed when the handler returns."""
 
 
 class WebSocketStream(anyio.abc.ObjectStream[bytes]):
@@ -196,12 +197,15 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
         if self._logged:
             return
         self._logged = True
-        frame = exc.sent if exc.sent is not None else exc.rcvd
+        by_peer = exc.rcvd is not None and (exc.sent is None or bool(exc.rcvd_then_sent))
+        frame = exc.rcvd if by_peer else exc.sent
         if frame is not None and frame.code == _MESSAGE_TOO_BIG:
-            side = "inbound" if exc.sent is not None else "outbound"
             log.warning(
-                "%s: closed with 1009: %s message over the peer's size limit (%s)",
-                self.name, side, frame.reason or "message too big",
+                "%s: closed with 1009: %s message over the %s size limit (%s)",
+                self.name,
+                "outbound" if by_peer else "inbound",
+                "peer's" if by_peer else f"{self.max_bytes}-byte",
+                frame.reason or "message too big",
             )
         else:
             log.log(level, "%s: connection closed: %s", self.name, exc)
@@ -281,7 +285,8 @@ async def serve_websocket(
     """Serve WebSocket connections, calling ``handler(stream, request)`` for each.
 
     Args:
-        handler: serves one connection; its stream is closed when it returns.
+        handler: serves one connection; the connection is closed when it
+            returns (1000), or fails with 1011 if it raises.
         host: the address to bind (loopback by default).
         port: the port to bind (0: any free port; see ``server.port``).
         max_bytes: the largest accepted inbound message (default 64 MiB).
@@ -299,11 +304,9 @@ async def serve_websocket(
         info = _request_info(conn)
         name = f"websocket server {info.path} from {info.remote_address}"
         stream = WebSocketStream(conn, backend.closer(conn), max_bytes=max_bytes, name=name)
-        try:
-            await handler(stream, info)
-        finally:
-            with anyio.CancelScope(shield=True):
-                await stream.aclose()
+        # websockets closes the connection when this returns: 1000, or 1011
+        # (and an error logged) if the handler raised.
+        await handler(stream, info)
 
     check = None if process_request is None else functools.partial(_check, process_request)
     async with backend.serve(
@@ -376,7 +379,17 @@ async def _asyncio_serve(
         yield next(iter(server.sockets)).getsockname()[1]
 
 
+def _require_trio_support() -> None:
+    try:
+        import websockets.trio  # noqa: F401
+    except ImportError as exc:  # websockets < 16, or Python 3.10
+        raise RuntimeError(
+            "WebSocket on trio needs a websockets release with websockets.trio"
+        ) from exc
+
+
 def _trio_connect(url: str, *, headers: Any, max_bytes: int) -> AbstractAsyncContextManager[Any]:
+    _require_trio_support()
     from websockets.trio.client import connect
 
     return connect(url, additional_headers=headers, max_size=max_bytes, compression=None)
@@ -391,6 +404,7 @@ async def _trio_serve(
     max_bytes: int,
     process_request: Any,
 ) -> AsyncIterator[int]:
+    _require_trio_support()
     from websockets.trio.server import serve
 
     start = functools.partial(
