@@ -114,3 +114,33 @@ def test_failures_exit_nonzero_with_one_line(kit: Any, workdir: Path) -> None:
         errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
         assert len(errors) == 1 and reason in errors[0], proc.err
         assert "Traceback" not in proc.err
+
+
+def test_a_refused_websocket_is_one_line(kit: Any, workdir: Path) -> None:
+    server, base, _ = kit.ws("acp", "--ws", "0")
+    proc = kit.spawn("connect", "acp", "--ws", f"{base}/?token=wrong", "--script",
+                     "script.txt", cwd=workdir, stdin=subprocess.DEVNULL)
+    assert proc.wait() == 1
+    assert "wireproto: error: cannot reach the agent: websocket handshake refused: HTTP 401" \
+        in proc.err
+    assert kit.stop(server) == 0
+
+
+def test_tab_completes_the_advertised_slash_commands() -> None:
+    from wireproto.cli import keyboard
+
+    class FakeReadline:
+        def set_completer(self, fn: Any) -> None:
+            self.complete = fn
+
+        def set_completer_delims(self, delims: str) -> None:
+            self.delims = delims
+
+        def parse_and_bind(self, text: str) -> None:
+            self.binding = text
+
+    fake = FakeReadline()
+    keyboard._install_completer(fake, lambda: ["/help", "/slow", "/select"])
+    assert [fake.complete("/s", i) for i in range(3)] == ["/slow", "/select", None]
+    assert fake.complete("/h", 0) == "/help" and fake.complete("x", 0) is None
+    assert "/" not in fake.delims

@@ -481,7 +481,8 @@ def test_invalid_params(dialect: Dialect, params: bytes, path: str, reason: str)
     with pytest.raises(InvalidMessage) as info:
         decoder.decode_params(req.method, req.params, Outer)
     exc = info.value
-    assert exc.code == ErrorCode.INVALID_PARAMS == -32602
+    assert exc.code == -32602
+    assert int(ErrorCode.INVALID_PARAMS) == -32602
     assert exc.data == {"path": path, "reason": reason}
     assert isinstance(exc.__cause__, msgspec.ValidationError)
     text = INVALID_PARAMS_TEXT[dialect.name]

@@ -107,6 +107,7 @@ def check_round_trip(dialect: Dialect, message: Any) -> None:
         assert got.result is UNSET
         assert (got.id, type(got.id)) == (message.id, type(message.id))
         assert got.error == message.error or same_json(got.error, message.error)
+        assert got.error is not None
         rebuilt = ErrorResponse(id=got.id, error=got.error)
     assert encoder.encode(rebuilt) == data  # byte for byte
 

@@ -14,6 +14,7 @@ import anyio
 import anyio.lowlevel
 import msgspec
 import pytest
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto.errors import (
     ConnectionClosed,
@@ -638,9 +639,10 @@ def test_peer_can_be_built_outside_an_event_loop() -> None:
     peer = Peer(a)
     assert not peer.closed
     assert peer.stats().pending == 0
-    for stream in (a, b):
-        stream.send_stream.close()
-        stream.receive_stream.close()
+    for stream in (a, b):  # memory streams close synchronously
+        for end in (stream.send_stream, stream.receive_stream):
+            assert isinstance(end, MemoryObjectSendStream | MemoryObjectReceiveStream)
+            end.close()
 
 
 async def test_peer_must_be_running_to_send() -> None:

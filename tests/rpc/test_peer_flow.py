@@ -38,7 +38,7 @@ def gated_router(gate: anyio.Event, started: list[Any]) -> Router:
 
 
 async def test_concurrency_limit_backlog_and_overload() -> None:
-    gate, started = anyio.Event(), []
+    gate, started = anyio.Event(), list[Any]()
     async with probe_peer(gated_router(gate, started), max_concurrency=2, backlog=2) as (
         peer,
         probe,
@@ -63,7 +63,7 @@ async def test_concurrency_limit_backlog_and_overload() -> None:
 
 
 async def test_overload_code_is_configurable() -> None:
-    gate, started = anyio.Event(), []
+    gate, started = anyio.Event(), list[Any]()
     router = gated_router(gate, started)
     async with peer_pair(None, router, max_concurrency=1, backlog=0, overload_code=-32000) as (
         a,
@@ -80,7 +80,7 @@ async def test_overload_code_is_configurable() -> None:
 
 
 async def test_cancel_for_a_backlog_request() -> None:
-    gate, started = anyio.Event(), []
+    gate, started = anyio.Event(), list[Any]()
     router = gated_router(gate, started)
     async with probe_peer(router, max_concurrency=1, backlog=4, cancel_method=CANCEL) as (
         peer,
@@ -103,7 +103,7 @@ async def test_cancel_for_a_backlog_request() -> None:
 
 async def test_responses_and_cancels_are_not_blocked_by_the_limit() -> None:
     """With every handler busy, the peer still reads answers to its own requests."""
-    gate, started = anyio.Event(), []
+    gate, started = anyio.Event(), list[Any]()
     async with probe_peer(gated_router(gate, started), max_concurrency=1, backlog=0) as (
         peer,
         probe,

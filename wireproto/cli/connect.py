@@ -168,7 +168,11 @@ async def _connect(
     ui = Ui(printer, keyboard, args.approve)
     try:
         async with AsyncExitStack() as stack:
-            stream = await stack.enter_async_context(open_stream(args.cmd, args.ws, args.token))
+            try:
+                stream = await stack.enter_async_context(
+                    open_stream(args.cmd, args.ws, args.token))
+            except (ConnectionClosed, OSError) as exc:
+                raise CliError(f"cannot reach the agent: {exc}") from exc
             if trace is not None:
                 stream = TraceStream(stream, trace)
             opener = _acp if args.protocol == "acp" else _wire

@@ -11,8 +11,10 @@ Theory of operation
   cancellations are applied immediately;
 * the **inbox** handles notifications one at a time in arrival order (no task
   per notification). A response that arrives while notifications are still
-  queued goes through the inbox too, so a caller is never resumed before the
-  notifications that preceded its response on the wire were handled;
+  queued or being handled goes through the inbox too, so a caller is never
+  resumed before the notifications that preceded its response on the wire
+  were handled. (A request made *by* a notification handler is the exception:
+  its response is delivered at once, or the handler would wait for itself.);
 * the **writer** is the only task that writes. Producers encode their message
   and put the bytes on a bounded queue (waiting when it is full); the writer
   coalesces whatever is queued into one transport write when the stream

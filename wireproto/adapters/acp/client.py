@@ -308,6 +308,7 @@ class ClientConnection:
                 the agent did not advertise.
             RpcError: the agent refused (e.g. ``-32602`` naming a server).
         """
+        self._require("session/new")
         dirs = self._check_roots(cwd, additional_directories, mcp_servers)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers),
                                      additional_directories=list(dirs) if dirs else UNSET)
@@ -347,6 +348,7 @@ class ClientConnection:
                 LocalProtocolError also when the agent has no ``loadSession``
                 or the session runs a turn.
         """
+        self._require("session/load")
         dirs = self._check_roots(cwd, additional_directories, mcp_servers)
         params = s.LoadSessionRequest(session_id=session_id, cwd=cwd,
                                       mcp_servers=list(mcp_servers),
@@ -374,6 +376,7 @@ class ClientConnection:
         Raises:
             ValueError / LocalProtocolError / RpcError: as :meth:`load_session`.
         """
+        self._require("session/resume")
         dirs = self._check_roots(cwd, additional_directories, mcp_servers)
         params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd,
                                         mcp_servers=list(mcp_servers),

@@ -1,0 +1,26 @@
+"""A complete agent, served over ACP and Wire alike (see the README)."""
+
+from wireproto.agent.api import Agent, AgentInfo, SlashCommand
+from wireproto.agent.events import StopReason, ToolKind
+from wireproto.agent.turn import Turn
+
+
+class Shout(Agent):
+    info = AgentInfo(name="shout", version="1.0")
+    commands = [SlashCommand("whisper", "Reply in lower case")]
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        text = turn.text
+        if text.startswith("/whisper "):
+            await turn.say(text.removeprefix("/whisper ").lower())
+            return StopReason.END_TURN
+        call = await turn.start_tool("shout", "Shouting", kind=ToolKind.THINK)
+        for word in text.split():
+            await turn.say(word.upper() + " ")  # streamed, one message id
+            if turn.cancelled:
+                return StopReason.CANCELLED
+        await call.complete()
+        return StopReason.END_TURN
+
+
+agent = Shout()  # wireproto acp --agent shout:agent   |   wireproto wire --agent shout:agent
