@@ -141,6 +141,6 @@ def test_tab_completes_the_advertised_slash_commands() -> None:
 
     fake = FakeReadline()
     keyboard._install_completer(fake, lambda: ["/help", "/slow", "/select"])
-    assert [fake.complete("/s", i) for i in range(3)] == ["/slow", "/select", None]
-    assert fake.complete("/h", 0) == "/help" and fake.complete("x", 0) is None
+    assert [fake.complete("/s", i) for i in range(3)] == ["/slow ", "/select ", None]
+    assert fake.complete("/h", 0) == "/help " and fake.complete("x", 0) is None
     assert "/" not in fake.delims

@@ -74,6 +74,9 @@ def test_incomplete_line_waits() -> None:
 def test_blank_and_whitespace_lines_skipped() -> None:
     data = b"\n\n   \n\t\r\n \t \n{}\n\r\n \r\n x \n"
     assert run([data]) == [b"{}", b" x "]
+    # other control characters are not JSON whitespace: the line is a message
+    # (answered -32700), whatever character it starts with
+    assert run([b"\x0b\n \x0b\n\x0c \n"]) == [b"\x0b", b" \x0b", b"\x0c "]
 
 
 def test_memoryview_and_bytearray_input() -> None:
@@ -173,7 +176,7 @@ def model(stream: bytes, max_bytes: int) -> list[Any]:
             line = line[:-1]
         if len(line) > max_bytes:
             events.append(TOO_LARGE)
-        elif line.strip(b" \t\r\n\x0b\x0c"):
+        elif line.strip(b" \t\r"):  # only JSON whitespace makes a line blank
             events.append(line)
     if len(tail) > max_bytes + 2:  # known too long before its end arrives
         events.append(TOO_LARGE)

@@ -243,8 +243,8 @@ async def _turn(driver: Driver, printer: Printer, state: _State, text: str) -> b
 async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
     assert ui.keyboard is not None
     if ui.keyboard.interactive:
-        commands = " ".join(driver.commands())
-        ui.printer.line(f"Connected. Commands: {commands or 'none'}. Ctrl-D quits.")
+        ui.printer.line("Tab completes the agent's slash commands; Ctrl-C cancels a turn; "
+                        "Ctrl-D quits.")
     while True:
         line = await ui.keyboard.read("> " if ui.keyboard.interactive else "")
         if line is None:

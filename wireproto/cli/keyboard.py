@@ -72,7 +72,7 @@ class Keyboard:
             try:
                 import termios
 
-                termios.tcsetattr(sys.stdin.fileno(), termios.TCSADRAIN, self._tty)
+                termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, self._tty)
             except (ImportError, OSError, ValueError):
                 pass
         self._wake_r.close()
@@ -136,7 +136,7 @@ def _isatty() -> bool:
 
 def _install_completer(readline: Any, completions: Callable[[], list[str]]) -> None:
     def complete(text: str, state: int) -> str | None:
-        matches = [word for word in completions() if word.startswith(text)]
+        matches = [word + " " for word in completions() if word.startswith(text)]
         return matches[state] if state < len(matches) else None
 
     readline.set_completer(complete)

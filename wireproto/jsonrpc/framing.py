@@ -24,7 +24,7 @@ __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineFramer", "frame"]
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Default maximum size of one message: 64 MiB."""
 
-_BLANK = frozenset(b" \t\r")
+_BLANK = frozenset(b" \t\r")  # JSON whitespace (besides the \n terminator)
 
 
 def frame(message: bytes) -> bytes:
@@ -112,7 +112,7 @@ class LineFramer:
             self._scan = 0
             if len(line) > self.max_bytes:
                 raise MessageTooLarge(self.max_bytes)
-            if not line or (line[0] in _BLANK and not line.strip()):
+            if not line or (line[0] in _BLANK and not line.strip(b" \t\r")):
                 continue
             return line
 

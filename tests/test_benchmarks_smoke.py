@@ -1,0 +1,79 @@
+"""Smoke tests: the benchmark scripts still run and print well-formed JSON.
+
+They run each driver with ``--quick`` (tiny iteration counts) in a subprocess
+and check the shape of the output only. No timing is asserted: numbers from a
+shared test machine mean nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+MESSAGES = {"session_update_chunk", "session_prompt", "tool_call_update_diff", "initialize_result"}
+
+
+def run_json(script: str, *args: str) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / script), "--quick", "--json", *args],
+        capture_output=True, text=True, timeout=50, cwd=BENCH.parent,
+    )
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert isinstance(result, dict)
+    return result
+
+
+def positive(x: object) -> bool:
+    return isinstance(x, float) and math.isfinite(x) and x > 0
+
+
+def check_machine(info: dict[str, Any]) -> None:
+    assert info["cpu"] and info["cores"] >= 1 and info["python"]
+    assert info["packages"]["msgspec"] and info["packages"]["agent-client-protocol"]
+
+
+def test_bench_codec_json_shape() -> None:
+    out = run_json("bench_codec.py")
+    assert out["benchmark"] == "codec"
+    check_machine(out["machine"])
+    assert out["caveats"]
+    assert set(out["inputs"]) == {"sdk_bytes", "wireproto_bytes"}
+    assert set(out["contenders"]) == {"wireproto", "acp_sdk", "pydantic_direct", "json", "orjson"}
+    for contender in out["contenders"].values():
+        assert set(contender["results"]) == MESSAGES
+        for res in contender["results"].values():
+            assert positive(res["encode"]["median"])
+            assert set(res["decode"]) == {"sdk_bytes", "wireproto_bytes"}
+            assert all(positive(d["median"]) for d in res["decode"].values())
+    assert set(out["encode_speedup_vs_sdk"]) == MESSAGES
+    assert all(positive(r) for r in out["encode_speedup_vs_sdk"].values())
+    for per_variant in out["decode_speedup_vs_sdk"].values():
+        assert all(positive(r) for r in per_variant.values())
+    assert set(out["targets"]) == {
+        "decode_every_message", "decode_geomean", "encode_every_message",
+    }
+    assert all(isinstance(t["met"], bool) for t in out["targets"].values())
+
+
+def test_bench_peer_json_shape() -> None:
+    out = run_json("bench_peer.py")
+    assert out["benchmark"] == "peer"
+    check_machine(out["machine"])
+    assert out["caveats"]
+    expected = {"floor", "acp_sdk", "wireproto_stdio", "wireproto_websocket", "wireproto_memory"}
+    assert expected <= set(out["contenders"])
+    for contender in out["contenders"].values():
+        for metric in ("latency_s", "throughput_rps", "notifications_ps"):
+            assert positive(contender[metric])
+            assert contender["samples"][metric]
+    assert set(out["targets"]) == {
+        "throughput_vs_sdk", "notifications_vs_sdk", "latency_vs_sdk", "floor_vs_throughput",
+    }
+    for target in out["targets"].values():
+        assert positive(target["value"]) and isinstance(target["met"], bool)
