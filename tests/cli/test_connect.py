@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +147,57 @@ def test_tab_completes_the_advertised_slash_commands() -> None:
     assert [fake.complete("/s", i) for i in range(3)] == ["/slow ", "/select ", None]
     assert fake.complete("/h", 0) == "/help " and fake.complete("x", 0) is None
     assert "/" not in fake.delims
+
+
+class _Terminal:
+    """The master side of a pseudo-terminal the client runs in."""
+
+    def __init__(self) -> None:
+        self.master, self.slave = os.openpty()
+        self.seen = b""
+
+    def read_until(self, text: str, limit: float = 20) -> str:
+        deadline = time.monotonic() + limit
+        while text.encode() not in self.seen:
+            left = deadline - time.monotonic()
+            assert left > 0, f"the terminal never showed {text!r}: {self.seen!r}"
+            if select.select([self.master], [], [], left)[0]:
+                try:
+                    self.seen += os.read(self.master, 4096)
+                except OSError:  # the client closed the terminal
+                    break
+        return self.seen.decode("utf-8", "replace")
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+
+def test_interactive_in_a_terminal_completes_commands_and_asks_approvals(
+    kit: Any, workdir: Path
+) -> None:
+    term = _Terminal()
+    env = dict(kit.env, TERM="xterm")
+    proc = subprocess.Popen([*kit.wireproto, "connect", "acp", "--", *kit.wireproto, "acp"],
+                            stdin=term.slave, stdout=term.slave, stderr=subprocess.DEVNULL,
+                            cwd=workdir, env=env)
+    os.close(term.slave)
+    try:
+        term.read_until("Ctrl-D quits.\r\n> ")
+        term.type("hello\r")
+        term.read_until("You said: hello\r\n[end_turn]\r\n> ")
+        term.type("/sl\t")  # completes to "/slow " (the commands the agent advertised)
+        term.read_until("/slow ")
+        term.type("2\r")
+        term.read_until("tick 1tick 2\r\n[end_turn]\r\n> ")
+        term.type("/write typed.txt by hand\r")
+        term.read_until("allow? [y]es / [a]lways / [N]o: ")
+        term.type("y\r")
+        term.read_until("Wrote typed.txt\r\n[end_turn]\r\n> ")
+        term.type("\x04")  # Ctrl-D at the prompt
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(term.master)
+    assert (workdir / "typed.txt").read_text() == "by hand"

@@ -98,7 +98,8 @@ class RawAcp:
         self._known: set[str] = set()
         self._loading: set[str] = set()
         self._prompting: dict[str, int] = {}
-        self._read = 0  # messages of log already returned by next()
+        self._taken: set[int] = set()  # indexes of log returned by next() / wait_for()
+        self._first = 0  # the first index not taken
 
     # -------------------------------------------------------------- sending
 
@@ -176,28 +177,38 @@ class RawAcp:
             await self.answer(msg, result)
 
     async def next(self) -> Message:
-        """The next message not yet returned by :meth:`next` / :meth:`wait_for`."""
-        if self._read >= len(self.log):
-            await self.receive()
-        msg = self.log[self._read]
-        self._read += 1
-        return msg
+        """The first message not yet taken by :meth:`next` / :meth:`wait_for`."""
+        return await self.wait_for(lambda m: True)
 
     async def wait_for(self, predicate: Callable[[Message], bool]) -> Message:
-        """The first message (from the read position on) matching ``predicate``.
+        """Take the first message not yet taken that matches ``predicate``.
 
-        Messages skipped stay in :attr:`log`; the read position moves past
-        the match.
+        Messages read on the way stay available (in order) for later calls.
         """
-        index = self._read
+        index = self._first
         while True:
             while index < len(self.log):
-                msg = self.log[index]
+                if index not in self._taken and predicate(self.log[index]):
+                    self._taken.add(index)
+                    while self._first in self._taken:
+                        self._first += 1
+                    return self.log[index]
                 index += 1
-                if predicate(msg):
-                    self._read = max(self._read, index)
-                    return msg
             await self.receive()
+
+    def index(self, msg: Message) -> int:
+        """The position of ``msg`` (this very object) in :attr:`log`."""
+        return next(i for i, m in enumerate(self.log) if m is msg)
+
+    async def following(self, msg: Message) -> Message:
+        """Take the message written right after ``msg``."""
+        wanted = self.index(msg) + 1
+        while len(self.log) <= wanted:
+            await self.receive()
+        self._taken.add(wanted)
+        while self._first in self._taken:
+            self._first += 1
+        return self.log[wanted]
 
     async def response(self, rid: Any) -> Message:
         """Wait for the response to our request ``rid``."""

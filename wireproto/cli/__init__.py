@@ -13,7 +13,6 @@ options it does not know are logged and ignored.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from collections.abc import Sequence
 
@@ -22,8 +21,6 @@ import anyio
 from wireproto import __version__
 
 __all__ = ["main"]
-
-log = logging.getLogger(__name__)
 
 
 async def _selfcheck() -> str:
@@ -103,6 +100,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
     from wireproto.cli.common import CliError, one_line
+    from wireproto.cli.logs import log_failure
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
     func = getattr(args, "func", None)
@@ -114,8 +112,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("wireproto: interrupted", file=sys.stderr)
         sys.exit(130)
-    except (CliError, Exception) as exc:
-        log.debug("%s failed", args.command, exc_info=True)
+    except Exception as exc:
+        if not isinstance(exc, CliError):
+            log_failure(args.command, exc)
         print(f"wireproto: error: {one_line(exc)}", file=sys.stderr, flush=True)
         sys.exit(1)
     sys.exit(status)

@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["LEVELS", "home", "redact", "scrub", "setup_logging"]
+__all__ = ["LEVELS", "home", "log_failure", "redact", "scrub", "setup_logging"]
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
 """The size at which a log file is rotated (one backup is kept)."""
@@ -33,6 +33,7 @@ LEVELS = ("debug", "info", "warning", "error")
 
 _secrets: set[str] = set()
 _installed: list[logging.Handler] = []
+_file: list[logging.Handler] = []  # the diagnostic file's handler, once installed
 
 _CREDENTIALS = (
     (re.compile(r"([?&;]token=)[^&#\s'\"]+", re.IGNORECASE), r"\1***"),
@@ -111,6 +112,7 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
         root.removeHandler(handler)
         handler.close()
     _installed.clear()
+    _file.clear()
     root.setLevel(min(logging.INFO, numeric))
     # websockets logs every connection at INFO and raw headers at DEBUG.
     logging.getLogger("websockets").setLevel(logging.DEBUG if numeric <= logging.DEBUG
@@ -140,4 +142,16 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
     file.addFilter(redactor)
     root.addHandler(file)
     _installed.append(file)
+    _file.append(file)
     return path
+
+
+def log_failure(command: str, exc: BaseException) -> None:
+    """Write ``exc`` with its traceback to the diagnostic file only (stderr gets one line)."""
+    if not _file:
+        return
+    record = logging.getLogger("wireproto.cli").makeRecord(
+        "wireproto.cli", logging.ERROR, __file__, 0, "%s failed", (command,),
+        (type(exc), exc, exc.__traceback__),
+    )
+    _file[0].handle(record)

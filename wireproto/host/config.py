@@ -11,6 +11,9 @@ One file, parsed with :mod:`tomllib` (``tomli`` on Python 3.10)::
     command = ["claude-agent-acp"]
     env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
 
+    [executors.wp]                        # a harness built on wireproto must
+    command = ["wireproto", "acp", "--allow-client-stdio-mcp"]   # accept stdio MCP
+
     [agent_executor_overrides.claude.defaults]   # the engine default
     inject_kiki_mcp = true
 
@@ -25,7 +28,9 @@ The **settings** a layer (engine default, profile, session override) may
 hold are the table :func:`setting_types`; their names depend on the prefix.
 Unknown keys in a settings table are an error (a typo must not silently
 open or close a tool group). ``no_stdio_mcp`` defaults to the executors the
-reference product names (OpenClaw and Pi).
+reference product names (OpenClaw and Pi). The vendor's own model settings,
+login and permissions stay in the harness's own configuration: the host never
+writes them, and the bridge credential is never copied into them.
 """
 
 from __future__ import annotations

@@ -59,9 +59,9 @@ async def test_cancel_during_a_permission_request(acp: OpenAcp, workdir: Path) -
         await client.answer(asked, {"outcome": {"outcome": "cancelled"}})  # late: dropped
         _, after = await client.prompt(sid, "still here")
     assert cancel["params"] == {"requestId": asked["id"]}
-    assert client.log.index(cancel) < client.log.index(response)
+    assert client.index(cancel) < client.index(response)
     assert response["result"] == {"stopReason": "cancelled"}
-    turn = [m["params"]["update"] for m in client.log[: client.log.index(response)]
+    turn = [m["params"]["update"] for m in client.log[: client.index(response)]
             if m.get("method") == "session/update"]
     assert turn[-1]["sessionUpdate"] == "tool_call_update"
     assert turn[-1]["status"] == "failed"  # no tool call is left pending
@@ -102,7 +102,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
     assert [m["params"]["update"]["content"]["text"] for m in ticks] == [
         f"tick {n}" for n in range(1, 7)
     ]
-    assert client.log.index(ticks[-1]) > client.log.index(one)  # it kept running
+    assert client.index(ticks[-1]) > client.index(one)  # it kept running
 
 
 async def test_cancel_request_for_the_prompt_itself(acp: OpenAcp, workdir: Path) -> None:

@@ -129,7 +129,7 @@ async def test_acp_servers_are_dropped_with_a_warning(
                                          "agent"}]
         notice = next(m for m in client.log
                       if m.get("params", {}).get("update", {}).get("sessionUpdate") == "notice")
-        assert client.log.index(notice) > client.log.index(response)
+        assert client.index(notice) > client.index(response)
     else:
         assert shown == []
 

@@ -28,13 +28,12 @@ async def _change(client: Any, method: str, params: dict[str, Any]) -> tuple[Any
     """Call ``method``; return its response and the updates that follow it."""
     rid = await client.request(method, params)
     response = await client.response(rid)
-    index = client.log.index(response)
     follow: list[Any] = []
     expected = 2 if "error" not in response and _is_mode(method, params) else 1
+    last = response
     while "error" not in response and len(follow) < expected:
-        msg = await client.next()
-        follow.append(msg["params"]["update"])
-        assert client.log.index(msg) == index + len(follow)  # right after the response
+        last = await client.following(last)  # written right after the response
+        follow.append(last["params"]["update"])
     return response, follow
 
 

@@ -74,13 +74,13 @@ async def test_commands_are_advertised_right_after_the_response(
         await client.initialize()
         rid = await client.request("session/new", {"cwd": str(workdir), "mcpServers": []})
         response = await client.response(rid)
-        update = await client.next()
+        update = await client.following(response)
     sid = response["result"]["sessionId"]
     assert update["params"] == {
         "sessionId": sid,
         "update": {"sessionUpdate": "available_commands_update", "availableCommands": ADVERTISED},
     }
-    assert client.log.index(response) + 1 == client.log.index(update)
+    assert client.index(response) + 1 == client.index(update)
 
 
 async def _history(client: Any, workdir: Path) -> tuple[str, list[Any]]:
@@ -106,10 +106,10 @@ async def test_load_replays_history_with_original_message_ids_before_answering(
             "session/load", {"sessionId": sid, "cwd": str(workdir), "mcpServers": []}
         )
         response = await client.response(rid)
-        after = await client.next()
+        after = await client.following(response)
     assert "error" not in response
     assert response["result"]["configOptions"][0]["id"] == "mode"
-    replay = [m["params"]["update"] for m in client.log[start: client.log.index(response)]]
+    replay = [m["params"]["update"] for m in client.log[start: client.index(response)]]
     assert after["params"]["update"]["sessionUpdate"] == "available_commands_update"
     # the replay is the live traffic plus the user's prompts, with the same message ids
     assert [u for u in replay if u["sessionUpdate"] != "user_message_chunk"] == live
@@ -154,7 +154,7 @@ async def test_resume_sends_no_history(acp: OpenAcp, workdir: Path) -> None:
         await client.initialize()
         rid = await client.request("session/resume", {"sessionId": sid, "cwd": str(workdir)})
         response = await client.response(rid)
-        commands = await client.next()
+        commands = await client.following(response)
         _, turn = await client.prompt(sid, "again")
     assert client.log[0]["id"] == 0 and client.log[1] is response  # nothing in between
     assert response["result"]["modes"]["currentModeId"] == "ask"
