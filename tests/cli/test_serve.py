@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import select
 import signal
 import textwrap
@@ -147,3 +148,25 @@ def test_failures_exit_nonzero_with_one_line(kit: Any, args: list[str], reason: 
     assert len(errors) == 1 and reason in errors[0], proc.err
     assert "Traceback" not in proc.err
     assert proc.rest() == []
+
+
+def test_sigint_stops_a_server_only_when_stdin_is_a_terminal(kit: Any) -> None:
+    piped = kit.spawn("acp")
+    piped.wait_err("serving the demo agent")
+    piped.signal(signal.SIGINT)  # a Ctrl-C meant for the parent that spawned us
+    piped.wait_err("SIGINT ignored: stdin is not a terminal")
+    piped.send(kit.acp_init)
+    assert piped.recv()["id"] == 0
+    piped.close_stdin()
+    assert piped.wait() == 0
+
+    master, slave = os.openpty()
+    try:
+        interactive = kit.spawn("acp", stdin=slave)
+        interactive.wait_err("serving the demo agent")
+        interactive.signal(signal.SIGINT)
+        assert interactive.wait() == 0
+        assert "SIGINT: shutting down" in interactive.err
+    finally:
+        os.close(master)
+        os.close(slave)

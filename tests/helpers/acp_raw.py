@@ -73,6 +73,22 @@ def same_id(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+def chunk_text(msg: Message) -> str | None:
+    """The text of a message / thought / user chunk update (``None`` for anything else)."""
+    if msg.get("method") != "session/update":
+        return None
+    update = msg["params"]["update"]
+    content = update.get("content") if update["sessionUpdate"].endswith("_chunk") else None
+    return content.get("text") if isinstance(content, dict) else None
+
+
+def chunk(text: str, session_id: str | None = None) -> Callable[[Message], bool]:
+    """A predicate: a chunk update with exactly ``text`` (of ``session_id``)."""
+    return lambda m: chunk_text(m) == text and (
+        session_id is None or m["params"]["sessionId"] == session_id
+    )
+
+
 class RawAcp:
     """The client end of an ACP connection, driven with raw JSON values.
 

@@ -54,7 +54,7 @@ async def test_an_unencodable_follow_up_is_skipped() -> None:
         return Reply(1, [("bad", object()), ("good", [])])
 
     router.add("make", make)
-    async with probe_peer(router) as (peer, probe):
+    async with probe_peer(router) as (_peer, probe):
         await probe.write_json({"jsonrpc": "2.0", "id": 1, "method": "make"})
         assert (await probe.read_json())["result"] == 1
         assert await probe.read_json() == {"jsonrpc": "2.0", "method": "good", "params": []}
@@ -79,7 +79,7 @@ async def test_a_route_decoder_replaces_the_params_type() -> None:
 
     router.add("norm", norm, decode=_decode_point)
     router.add("note", note, notification=True, decode=_decode_point)
-    async with probe_peer(router) as (peer, probe):
+    async with probe_peer(router) as (_peer, probe):
         await probe.write_json({"jsonrpc": "2.0", "id": 1, "method": "norm",
                                 "params": {"x": 3, "y": 4}})
         assert (await probe.read_json())["result"] == 25

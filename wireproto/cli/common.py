@@ -17,6 +17,7 @@ import sys
 from collections.abc import Awaitable, Callable
 
 import anyio
+import anyio.abc
 
 __all__ = ["SHUTDOWN_GRACE", "CliError", "one_line", "run", "watch_signals"]
 
@@ -59,17 +60,23 @@ def _stop_signals() -> tuple[signal.Signals, ...]:
 
 
 async def watch_signals(
-    stop: anyio.Event, scope: anyio.CancelScope, *, grace: float = SHUTDOWN_GRACE
+    stop: anyio.Event,
+    scope: anyio.CancelScope,
+    *,
+    grace: float = SHUTDOWN_GRACE,
+    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
 ) -> None:
     """Set ``stop`` on the first stop signal; cancel ``scope`` on a second one
     or when the shutdown takes longer than ``grace`` seconds.
 
     SIGINT counts only when stdin is a terminal (see the module docstring);
-    otherwise it is ignored, so it cannot kill the process either.
+    otherwise it is ignored, so it cannot kill the process either. Use
+    ``await tg.start(watch_signals, ...)`` to know the handlers are in place.
     """
     stops = _stop_signals()
     watched = stops if signal.SIGINT in stops else (*stops, signal.SIGINT)
     with anyio.open_signal_receiver(*watched) as signals:
+        task_status.started()
         async with anyio.create_task_group() as tg:
             async for signum in signals:
                 name = signal.Signals(signum).name

@@ -245,17 +245,20 @@ async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
     if ui.keyboard.interactive:
         ui.printer.line("Tab completes the agent's slash commands; Ctrl-C cancels a turn; "
                         "Ctrl-D quits.")
-    while True:
+    while not ui.printer.closed:
         line = await ui.keyboard.read("> " if ui.keyboard.interactive else "")
         if line is None:
             return 0
         if line.strip():
             await _turn(driver, ui.printer, state, line)
+    return 0
 
 
 async def _script(driver: Driver, ui: Ui, lines: list[str], state: _State) -> int:
     status = 0
     for line in lines:
+        if ui.printer.closed:
+            break
         ui.printer.line(f"> {line}")
         if not await _turn(driver, ui.printer, state, line):
             status = 1

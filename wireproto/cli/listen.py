@@ -126,7 +126,7 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
                 idle.set()
 
     async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_signals, stop, tg.cancel_scope)
+        await tg.start(watch_signals, stop, tg.cancel_scope)
         async with serve_websocket(
             on_connection, listener.host, listener.port, process_request=listener.check
         ) as server:

@@ -9,6 +9,7 @@ renderer: :data:`ACP_RENDERERS` (session updates) and :data:`WIRE_RENDERERS`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
@@ -31,19 +32,34 @@ def _short(text: str, limit: int = _MAX_DETAIL) -> str:
 class Printer:
     """Writes a conversation to ``out`` (flushed after every write).
 
+    When the reader of ``out`` goes away, :attr:`closed` is set and further
+    output is dropped.
+
     Attributes:
         tools: tool-call id -> name, to label updates that carry no title.
     """
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
+        self.closed = False  # the reader went away (e.g. "| head"): writes are dropped
         self.tools: dict[str, str] = {}
         self._mode: str | None = None  # "text" / "thought" while streaming
         self._message: object = None  # the id of the message being streamed
 
     def _write(self, text: str) -> None:
-        self.out.write(text)
-        self.out.flush()
+        if self.closed:
+            return
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            self.closed = True
+            try:  # so that the interpreter's final flush does not fail either
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, self.out.fileno())
+                os.close(devnull)
+            except (OSError, ValueError):
+                pass
 
     def _stream(self, mode: str, text: str, message: object = None) -> None:
         if not text:

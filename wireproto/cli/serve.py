@@ -145,8 +145,8 @@ def main_wire(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace, name: str, serve: Serve) -> int:
     if args.ws is None:
-        log.info("%s: serving %s on stdin/stdout", name, args.agent or "the demo agent")
-        return run(lambda: _serve_stdio(serve))
+        what = f"{name}: serving {args.agent or 'the demo agent'} on stdin/stdout"
+        return run(lambda: _serve_stdio(serve, what))
     listener = Listener.from_args(args)
 
     async def handler(stream: WebSocketStream, request: WebSocketRequest,
@@ -162,10 +162,11 @@ def _options(path: str) -> dict[str, str]:
     return {key: values[0] for key, values in query.items() if key == "session" and values}
 
 
-async def _serve_stdio(serve: Serve) -> int:
+async def _serve_stdio(serve: Serve, what: str) -> int:
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(watch_signals, stop, tg.cancel_scope)
+        await tg.start(watch_signals, stop, tg.cancel_scope)
+        log.info("%s", what)
         await serve(None, stop, {})
         tg.cancel_scope.cancel()
     log.info("stopped")

@@ -45,6 +45,8 @@ def load_helper(name: str) -> ModuleType:
 acp_raw = load_helper("acp_raw")
 RawAcp = acp_raw.RawAcp
 Reject = acp_raw.Reject
+chunk = acp_raw.chunk
+chunk_text = acp_raw.chunk_text
 
 OpenAcp = Callable[..., AbstractAsyncContextManager[Any]]
 

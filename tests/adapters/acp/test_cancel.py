@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from .conftest import FULL_CAPS, OpenAcp
+from .conftest import FULL_CAPS, OpenAcp, chunk_text
 
 pytestmark = pytest.mark.anyio
 
 
 def is_tick(sid: str, n: int | None = None) -> Any:
     def match(m: Any) -> bool:
-        if m.get("method") != "session/update" or m["params"]["sessionId"] != sid:
+        if chunk_text(m) is None or m["params"]["sessionId"] != sid:
             return False
-        text = m["params"]["update"].get("content", {}).get("text", "")
+        text = chunk_text(m) or ""
         return text.startswith("tick") if n is None else text == f"tick {n}"
 
     return match

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from wireproto.agent.demo import COMMANDS
+from wireproto.agent.api import Session
+from wireproto.agent.demo import COMMANDS, DemoAgent
+from wireproto.agent.events import Notice
 
-from .conftest import FULL_CAPS, OpenAcp
+from .conftest import FULL_CAPS, OpenAcp, chunk
 
 pytestmark = pytest.mark.anyio
 
@@ -235,8 +237,7 @@ async def test_close_during_a_turn_ends_it_cancelled(acp: OpenAcp, workdir: Path
         sid = (await client.new_session(str(workdir)))["sessionId"]
         rid = await client.request("session/prompt", {
             "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 1000"}]})
-        await client.wait_for(lambda m: m.get("method") == "session/update"
-                              and m["params"]["update"].get("content", {}).get("text") == "tick 1")
+        await client.wait_for(chunk("tick 1"))
         assert await client.result("session/close", {"sessionId": sid}) == {}
         response = await client.response(rid)
     assert response["result"] == {"stopReason": "cancelled"}
@@ -260,7 +261,6 @@ async def test_delete_is_idempotent(acp: OpenAcp, workdir: Path) -> None:
 async def test_sessions_of_another_connection_are_not_reachable(
     acp: OpenAcp, workdir: Path
 ) -> None:
-    from wireproto.agent.demo import DemoAgent
     from wireproto.agent.runtime import Runtime
 
     runtime = Runtime(DemoAgent())
@@ -292,3 +292,33 @@ async def test_mode_state_survives_load(acp: OpenAcp, workdir: Path) -> None:
     assert result["modes"]["currentModeId"] == "code"
     assert result["configOptions"][0]["currentValue"] == "code"
     assert result["configOptions"][2]["currentValue"] is True
+
+
+class Announcing(DemoAgent):
+    """Announces every session start with a notice (sent while the setup is running)."""
+
+    async def session_started(self, session: Session, how: str) -> None:
+        assert session.channel is not None
+        await session.channel.send(session, Notice("info", f"session {how}"))
+
+
+@pytest.mark.parametrize("method", ["session/new", "session/load", "session/resume"])
+async def test_updates_sent_during_setup_follow_the_response(
+    acp: OpenAcp, workdir: Path, method: str
+) -> None:
+    caps = {"session": {"notices": {}}}
+    async with acp(Announcing()) as client:
+        await client.initialize(caps)
+        sid = (await client.new_session(str(workdir)))["sessionId"]
+        await client.prompt(sid, "something to replay")
+        params = {"cwd": str(workdir), "mcpServers": []}
+        if method != "session/new":
+            await client.result("session/close", {"sessionId": sid})
+            params["sessionId"] = sid
+        response = await client.call(method, params)
+        commands = await client.following(response)
+        notice = await client.following(commands)
+    assert commands["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    how = {"session/new": "new", "session/load": "load", "session/resume": "resume"}[method]
+    assert notice["params"]["update"] == {"sessionUpdate": "notice", "severity": "info",
+                                          "title": f"session {how}"}

@@ -21,7 +21,7 @@ from wireproto.agent.api import Session
 from wireproto.agent.demo import DemoAgent
 from wireproto.transports.memory import memory_pair
 
-from .conftest import RawAcp
+from .conftest import RawAcp, chunk
 
 pytestmark = pytest.mark.anyio
 
@@ -67,8 +67,7 @@ async def test_stop_cancels_running_turns_and_answers_them(workdir: Path) -> Non
     agent = Recording()
     async with serving(agent) as (client, stop, served):
         sid, rid = await _running(client, workdir, "/slow 1000")
-        await client.wait_for(lambda m: m.get("method") == "session/update"
-                              and m["params"]["update"].get("content", {}).get("text") == "tick 1")
+        await client.wait_for(chunk("tick 1"))
         stop.set()
         response = await client.response(rid)
         await served.wait()
@@ -93,10 +92,9 @@ async def test_stop_during_a_permission_request_cancels_it(workdir: Path) -> Non
 
 async def test_end_of_input_ends_serving_and_closes_sessions(workdir: Path) -> None:
     agent = Recording()
-    async with serving(agent) as (client, stop, served):
+    async with serving(agent) as (client, _stop, served):
         sid, _ = await _running(client, workdir, "/slow 1000")
-        await client.wait_for(lambda m: m.get("method") == "session/update"
-                              and m["params"]["update"].get("content", {}).get("text") == "tick 1")
+        await client.wait_for(chunk("tick 1"))
         await client.stream.send_stream.aclose()  # EOF for the agent
         await served.wait()
     assert agent.closed == [sid]
@@ -104,7 +102,7 @@ async def test_end_of_input_ends_serving_and_closes_sessions(workdir: Path) -> N
 
 async def test_end_of_input_fails_pending_client_requests(workdir: Path) -> None:
     agent = Recording()
-    async with serving(agent) as (client, stop, served):
+    async with serving(agent) as (client, _stop, served):
         sid, _ = await _running(client, workdir, "/write y.txt hello")
         await client.agent_request("session/request_permission")
         await client.stream.send_stream.aclose()

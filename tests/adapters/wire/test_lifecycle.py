@@ -383,3 +383,25 @@ async def test_nothing_waits_behind_a_pending_request(open_raw: OpenRaw) -> None
         await raw.send(answer(request["id"], {"request_id": request["id"], "response": "reject"}))
         after = await raw.collect("p")
         assert after[-1]["result"] == {"status": "finished"}
+
+
+class BadHookInput(Agent):
+    hook_events = ("Stop",)
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        allowed, _ = await turn.run_hook("Stop", "", {"bad": object()})
+        await turn.say(f"allowed={allowed}")
+        return StopReason.END_TURN
+
+
+async def test_a_request_that_cannot_be_sent_fails_open(
+    open_raw: OpenRaw, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with open_raw(agent=BadHookInput()) as raw:
+        await raw.call("i", "initialize", {"protocol_version": "1.10",
+                                           "hooks": [{"id": "h", "event": "Stop"}]})
+        after = await raw.collect_call("p", "prompt", {"user_input": "x"})
+        assert "request" not in kinds(after)
+        assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=True"}]
+        assert after[-1]["result"] == {"status": "finished"}
+        assert "HookRequest" in caplog.text

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Literal
 
 import anyio
 import anyio.abc
@@ -87,7 +87,7 @@ async def connect_wire(
     headers: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    stderr: Any = "inherit",
+    stderr: Literal["inherit", "log"] = "inherit",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     handshake: bool = True,
     client_info: ClientInfo | None = None,

@@ -198,6 +198,9 @@ class WireChannel:
                 entry.response = decode_response(request, result)
         except _EXCHANGE_ERRORS as exc:
             entry.error = exc
+        except Exception as exc:  # e.g. a payload that cannot be encoded: never fatal
+            log.exception("%s: %s %s failed", self.name, request.WIRE_TYPE, request.id)
+            entry.error = exc
         finally:
             if self._outstanding.get(request.id) is entry:
                 del self._outstanding[request.id]

@@ -221,6 +221,10 @@ class WireServer:
         self._idle.set()
         self._session = await self._open_session()
         try:
+            for key, category in _OPTION_CATEGORIES:
+                value = self.options.get(key)
+                if value is not None:
+                    await self._set_option(self._session, category, value)
             peer = Peer(
                 stream, self.router(), dialect=WIRE_DIALECT,
                 max_concurrency=self.max_concurrency, backlog=4 * self.max_concurrency,
@@ -252,10 +256,6 @@ class WireServer:
             session = await self.runtime.new_session(
                 self.channel, cwd, session_id=self.session_id
             )
-        for key, category in _OPTION_CATEGORIES:
-            value = self.options.get(key)
-            if value is not None:
-                await self._set_option(session, category, value)
         log.info("%s: serving session %s in %s", self.name, session.id, session.cwd)
         return session
 

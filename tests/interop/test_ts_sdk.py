@@ -1,0 +1,77 @@
+"""Interop: the official TypeScript SDK (npm ``@agentclientprotocol/sdk`` 2.4.0) drives our agent.
+
+``ts_client.mjs`` uses the SDK's client API (``client()``, ``connectWith``,
+``buildSession``, typed handlers for permissions and files) to spawn the demo
+agent (``tests/helpers/acp_agent.py``) over stdio and run a scenario:
+initialize, session/new, an echo prompt, ``/write`` with a permission the SDK
+client allows and a write through its fs handler, ``/read`` through its fs
+handler, cancel of a running turn, cancel during a pending permission request
+(the agent abandons it with ``$/cancel_request``, which the SDK turns into an
+aborted handler signal), session/load (replay), set_config_option, list and
+close. The SDK validates everything it receives with its zod schemas; the
+script prints a JSON summary that this test checks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from wireproto.adapters.acp.validation import SCHEMA_PATH
+
+INTEROP = Path(__file__).resolve().parent
+AGENT = INTEROP.parent / "helpers" / "acp_agent.py"
+
+
+def test_the_sdk_uses_the_vendored_schema(node_modules: Path) -> None:
+    package = json.loads((node_modules / "@agentclientprotocol/sdk/package.json").read_text())
+    shipped = node_modules / "@agentclientprotocol/sdk/schema/v1/schema.json"
+    assert package["version"] == "2.4.0"
+    assert json.loads(shipped.read_text()) == json.loads(SCHEMA_PATH.read_text())
+
+
+def test_typescript_sdk_client_drives_our_agent(
+    node: str, node_modules: Path, tmp_path: Path
+) -> None:
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home")}
+    env.pop("WIREPROTO_TOKEN", None)
+    command = json.dumps([sys.executable, str(AGENT)])
+    done = subprocess.run(
+        [node, str(INTEROP / "ts_client.mjs"), command, str(workdir)],
+        cwd=INTEROP, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    summary = json.loads(done.stdout)
+
+    assert summary["initialize"] == {
+        "protocolVersion": 1, "agentName": "wireproto-demo", "loadSession": True,
+        "authMethods": ["login"],
+    }
+    assert summary["newSession"] == {
+        "currentModeId": "ask", "configOptions": ["mode", "model", "thinking"],
+    }
+    assert summary["echo"] == {"reply": "You said: hello from the TypeScript SDK",
+                               "stopReason": "end_turn"}
+    assert summary["write"] == {"reply": "Wrote out.txt", "stopReason": "end_turn"}
+    assert summary["written"] == "written by the SDK"
+    assert summary["writes"] == [str(workdir / "out.txt")]
+    assert not (workdir / "out.txt").exists()  # written by the client, not the agent
+    assert summary["read"] == {"reply": "Read 3 lines from in.txt", "stopReason": "end_turn"}
+    assert str(workdir / "in.txt") in summary["reads"]
+    assert summary["permissions"][0]["kinds"] == ["allow_once", "allow_always", "reject_once"]
+    assert summary["cancel"] == {"stopReason": "cancelled"}
+    assert summary["cancelDuringPermission"] == {"stopReason": "cancelled"}
+    assert summary["cancelledPermission"] is True  # $/cancel_request reached the SDK
+    assert summary["load"]["userTexts"] == [
+        "hello from the TypeScript SDK", "/write out.txt written by the SDK", "/read in.txt",
+        "/slow 1000", "/write held.txt never",
+    ]
+    assert summary["load"]["sameMessageIds"] is True
+    assert summary["model"] == "demo-large"
+    assert summary["list"] == [summary["sessionId"]]
+    assert summary["agentExitCode"] == 0
