@@ -16,9 +16,7 @@ class Shout(Agent):
             return StopReason.END_TURN
         call = await turn.start_tool("shout", "Shouting", kind=ToolKind.THINK)
         for word in text.split():
-            await turn.say(word.upper() + " ")  # streamed, one message id
-            if turn.cancelled:
-                return StopReason.CANCELLED
+            await turn.say(word.upper() + " ")  # streamed chunks, one message id
         await call.complete()
         return StopReason.END_TURN
 

@@ -302,7 +302,7 @@ async def serve_websocket(
 
     async def on_connection(conn: Any) -> None:
         info = _request_info(conn)
-        name = f"websocket server {info.path} from {info.remote_address}"
+        name = f"websocket server {info.path.partition('?')[0]} from {info.remote_address}"
         stream = WebSocketStream(conn, backend.closer(conn), max_bytes=max_bytes, name=name)
         # websockets closes the connection when this returns: 1000, or 1011
         # (and an error logged) if the handler raised.
@@ -333,7 +333,9 @@ def _check(process_request: RequestCheck, conn: Any, request: Request) -> Respon
     if refusal is None:
         return None
     status, text = refusal
-    log.info("websocket handshake for %s refused: %d %s", request.path, status, text)
+    log.info(
+        "websocket handshake for %s refused: %d %s", request.path.partition("?")[0], status, text
+    )
     response: Response = conn.respond(status, text + "\n")
     return response
 

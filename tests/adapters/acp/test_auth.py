@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from wireproto.agent.demo import DemoAgent
@@ -47,8 +48,8 @@ async def test_login_with_a_token(
         monkeypatch.setenv("WIREPROTO_TOKEN", "t0k3n")
         assert await client.result("authenticate", {"methodId": "login"}) == {}
         monkeypatch.delenv("WIREPROTO_TOKEN")
-        home.mkdir(parents=True, exist_ok=True)
-        (home / "token").write_text("secret")
+        await anyio.Path(home).mkdir(parents=True, exist_ok=True)
+        await anyio.Path(home / "token").write_text("secret")
         assert await client.result("authenticate", {"methodId": "login"}) == {}
 
 

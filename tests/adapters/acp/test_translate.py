@@ -119,7 +119,8 @@ def test_tool_calls() -> None:
                               [Location("/p/a", 3)], {"path": "a"})
     done = ToolCallUpdated("c1", ToolStatus.COMPLETED, content=[Text("x"), Diff("/p/a", "n")])
     failed = ToolCallUpdated("c1", ToolStatus.FAILED, title="Oops", raw_output={"e": 1})
-    out = valid_updates([u for e in (started, done, failed) for u in T.updates(e, session(), PLAIN)])
+    events = (started, done, failed)
+    out = valid_updates([u for e in events for u in T.updates(e, session(), PLAIN)])
     assert out[0] == {"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read a",
                       "name": "read", "kind": "read", "status": "in_progress",
                       "locations": [{"path": "/p/a", "line": 3}], "rawInput": {"path": "a"}}
