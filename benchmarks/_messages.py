@@ -138,6 +138,3 @@ KINDS: dict[str, str] = {
     "initialize_result": "response",
 }
 """Case name -> the JSON-RPC message kind (what the decoder has to do with it)."""
-
-RESULT_METHOD = "initialize"
-"""The method whose response ``initialize_result`` is (the decoder knows it from its pending request)."""

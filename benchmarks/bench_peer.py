@@ -27,9 +27,8 @@ import json
 import sys
 from typing import Any
 
-from _common import fmt_rate, fmt_time, format_machine, machine_info, median, run_contender
+from _common import fmt_rate, fmt_time, format_machine, machine_info, median, run_contender, verdict
 from _common import table as make_table
-from _common import verdict
 
 CONTENDERS: dict[str, tuple[str, list[str]]] = {
     "floor": ("peer_floor.py", []),

@@ -12,7 +12,6 @@ from typing import Any
 
 import orjson
 from _codec_runner import Contender, main
-
 from _messages import MESSAGES
 
 _dumps = orjson.dumps

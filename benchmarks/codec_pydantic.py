@@ -56,7 +56,8 @@ def prepare(case: str, message: dict[str, Any]) -> BaseModel:
 
 def encode(model: BaseModel) -> bytes:
     """Model -> one line via pydantic-core's serializer."""
-    return model.model_dump_json(by_alias=True, exclude_none=True, exclude_unset=True).encode() + b"\n"
+    text = model.model_dump_json(by_alias=True, exclude_none=True, exclude_unset=True)
+    return text.encode() + b"\n"
 
 
 def to_plain(model: Any) -> Any:

@@ -26,6 +26,8 @@ from typing import Any
 import anyio
 from _messages import SESSION_ID
 from _peer_runner import parse_args, run
+from peer_wireproto_child import PEER_OPTIONS, acp_decoder, serve
+
 from wireproto.adapters.acp.schema import (
     PromptRequest,
     PromptResponse,
@@ -34,8 +36,6 @@ from wireproto.adapters.acp.schema import (
     SetSessionModeResponse,
     TextContent,
 )
-from peer_wireproto_child import PEER_OPTIONS, serve
-
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 
@@ -95,12 +95,15 @@ async def _open_stream(transport: str, backend: str, tg: Any) -> AsyncIterator[A
 @asynccontextmanager
 async def connect(args: Any) -> AsyncIterator[WireClient]:
     """Start the server for ``args.transport`` and yield a connected client."""
-    async with anyio.create_task_group() as tg, _open_stream(args.transport, args.backend, tg) as stream:
+    async with (
+        anyio.create_task_group() as tg,
+        _open_stream(args.transport, args.backend, tg) as stream,
+    ):
         router = Router()
         async with Peer(stream, router, name="bench-client", **PEER_OPTIONS) as peer:
             client = WireClient(peer)
-            router.add("session/update", client.on_update, SessionNotification,
-                       notification=True)
+            router.add("session/update", client.on_update, notification=True,
+                       decode=acp_decoder(SessionNotification))
             yield client
 
 

@@ -3,8 +3,9 @@
 Serves ``session/set_mode`` (answers ``{}``) and ``session/prompt`` (whose
 text is a number N: streams N ``agent_message_chunk`` ``session/update``
 notifications with ``peer.notify``, then answers ``end_turn``). Params are
-decoded into the generated ACP Structs by the router, results encoded from
-them. ``serve`` is also used in-process for the memory transport.
+decoded into the generated ACP Structs by route decoders built the way the
+ACP adapter builds them (``wireproto.adapters.acp.codec.decode``), results
+encoded from the Structs. ``serve`` is also used in-process for the memory transport.
 
 Usage: ``peer_wireproto_child.py [--websocket]`` (with ``--websocket`` it
 prints the URL it listens on as its first stdout line).
@@ -13,11 +14,15 @@ prints the URL it listens on as its first stdout line).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 from _messages import CHUNK_TEXT
+
+from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp.schema import (
     AgentMessageChunk,
     PromptRequest,
@@ -27,7 +32,6 @@ from wireproto.adapters.acp.schema import (
     SetSessionModeResponse,
     TextContent,
 )
-
 from wireproto.jsonrpc.codec import ACP_DIALECT
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
@@ -35,16 +39,23 @@ from wireproto.rpc.router import Router
 PEER_OPTIONS: dict[str, Any] = {"dialect": ACP_DIALECT, "cancel_method": "$/cancel_request"}
 
 
+def acp_decoder(type_: Any) -> Callable[[msgspec.Raw], Any]:
+    """A route decoder as the ACP adapter registers them (strict first, then lenient)."""
+
+    def decode(raw: msgspec.Raw) -> Any:
+        return acp_codec.decode(raw, type_)
+
+    return decode
+
+
 async def serve(stream: anyio.abc.ObjectStream[bytes]) -> None:
     """Serve one connection until the other side closes it."""
     router = Router()
     peer = Peer(stream, router, name="bench-server", **PEER_OPTIONS)
 
-    @router.request("session/set_mode", SetSessionModeRequest)
     async def set_mode(params: SetSessionModeRequest) -> SetSessionModeResponse:
         return SetSessionModeResponse()
 
-    @router.request("session/prompt", PromptRequest)
     async def prompt(params: PromptRequest) -> PromptResponse:
         count = int(params.prompt[0].text)  # type: ignore[union-attr]
         notify = peer.notify
@@ -54,6 +65,8 @@ async def serve(stream: anyio.abc.ObjectStream[bytes]) -> None:
                          SessionNotification(session_id=params.session_id, update=update))
         return PromptResponse(stop_reason="end_turn")
 
+    router.add("session/set_mode", set_mode, decode=acp_decoder(SetSessionModeRequest))
+    router.add("session/prompt", prompt, decode=acp_decoder(PromptRequest))
     async with peer:
         await peer.wait_closed()
 
