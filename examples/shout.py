@@ -7,7 +7,7 @@ from wireproto.agent.turn import Turn
 
 class Shout(Agent):
     info = AgentInfo(name="shout", version="1.0")
-    commands = [SlashCommand("whisper", "Reply in lower case")]
+    commands = (SlashCommand("whisper", "Reply in lower case"),)
 
     async def prompt(self, turn: Turn) -> StopReason:
         text = turn.text
