@@ -58,6 +58,10 @@ def machine_info() -> dict[str, Any]:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             versions[name] = None
+    try:
+        load = [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        load = []
     return {
         "cpu": cpu_model(),
         "cores": os.cpu_count(),
@@ -65,15 +69,18 @@ def machine_info() -> dict[str, Any]:
         "os": f"{platform.system()} {platform.release()}",
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "packages": versions,
+        "load_avg_at_start": load,
     }
 
 
 def format_machine(info: dict[str, Any]) -> str:
     """A few human-readable lines describing the machine."""
     pkgs = ", ".join(f"{k} {v}" for k, v in info["packages"].items() if v)
+    load = "/".join(str(x) for x in info.get("load_avg_at_start", []))
     return (
         f"machine: {info['cpu']}, {info['cores']} cores ({info['usable_cores']} usable), "
-        f"{info['os']}\npython:  {info['python']}\npackages: {pkgs}"
+        f"{info['os']}, load average {load or '?'} (1/5/15 min) at start\n"
+        f"python:  {info['python']}\npackages: {pkgs}"
     )
 
 

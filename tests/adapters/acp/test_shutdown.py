@@ -116,3 +116,17 @@ async def test_stop_when_idle(workdir: Path) -> None:
         await client.initialize()
         stop.set()
         await served.wait()
+
+
+async def test_cancelling_serve_still_closes_the_sessions(workdir: Path) -> None:
+    agent = Recording()
+    ours, theirs = memory_pair()
+    client = RawAcp(ours)
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(serve_acp, agent, theirs)
+            sid, _ = await _running(client, workdir, "/slow 1000")
+            await client.wait_for(chunk("tick 1"))
+            tg.cancel_scope.cancel()
+    await ours.aclose()
+    assert agent.closed == [sid]

@@ -269,7 +269,10 @@ class AgentConnection:
         Then running turns are cancelled (their prompts answer ``cancelled``
         while the stream is writable; pending client requests fail), the
         sessions are closed and the writer flushes; this returns within
-        :data:`SHUTDOWN_BUDGET` seconds. The stream is closed.
+        :data:`SHUTDOWN_BUDGET` seconds (unless the agent shields itself from
+        cancellation). The stream is closed. Cancelling ``serve`` itself is
+        abrupt: turns are cancelled and sessions closed, but nothing more is
+        written (use ``stop`` for a graceful end).
         """
         async with anyio.create_task_group() as turns:
             self._turn_group = turns
@@ -279,8 +282,10 @@ class AgentConnection:
                     flush_timeout=_FLUSH, name=self.name,
                 ) as peer:
                     self._peer = peer
-                    await self._until_done(peer, stop)
-                    await self._shut_down(peer, turns)
+                    try:
+                        await self._until_done(peer, stop)
+                    finally:  # sessions are closed even when cancelled from outside
+                        await self._shut_down(peer, turns)
             finally:
                 turns.cancel_scope.cancel()
                 self._peer = None
