@@ -16,7 +16,8 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -35,11 +36,14 @@ class Proc:
     """
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path | None = None,
-                 stdin: int | None = subprocess.PIPE, lines: bool = True) -> None:
+                 stdin: int | None = subprocess.PIPE, lines: bool = True,
+                 group: bool = False) -> None:
         self.popen = subprocess.Popen(
             args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd,
+            start_new_session=group,
         )
         self.pid = self.popen.pid
+        self.group = group
         self.queue: queue.Queue[bytes | None] = queue.Queue()
         self.out = bytearray()
         self.err_lines: list[str] = []
@@ -82,18 +86,24 @@ class Proc:
             return "\n".join(self.err_lines)
 
     def wait_err(self, pattern: str, timeout: float = LIMIT) -> re.Match[str]:
-        """Wait for a stderr line matching ``pattern``."""
+        """Wait (at most ``timeout`` seconds in all) for a stderr line matching ``pattern``."""
         regex = re.compile(pattern)
+        found: list[re.Match[str]] = []
+
+        def match() -> bool:
+            found.extend(m for line in self.err_lines if (m := regex.search(line)))
+            return bool(found)
+
+        if not self.wait_err_until(match, timeout):
+            raise AssertionError(f"no stderr line matching {pattern!r}:\n{self.err}")
+        return found[0]
+
+    def wait_err_until(self, predicate: Callable[[], bool], timeout: float = LIMIT) -> bool:
+        """Wait (at most ``timeout`` seconds) until ``predicate()`` holds, re-checked
+        under the lock whenever stderr grows; ``False`` if it never did (or stderr ended)."""
         with self._err_cond:
-            seen = 0
-            while True:
-                for line in self.err_lines[seen:]:
-                    match = regex.search(line)
-                    if match:
-                        return match
-                seen = len(self.err_lines)
-                if self.err_done or not self._err_cond.wait(timeout):
-                    raise AssertionError(f"no stderr line matching {pattern!r}:\n{self.err}")
+            return self._err_cond.wait_for(lambda: predicate() or self.err_done, timeout) \
+                and predicate()
 
     def wait_out(self, text: str, timeout: float = LIMIT) -> None:
         """Wait until stdout (``lines=False``) contains ``text``."""
@@ -121,18 +131,22 @@ class Proc:
         return message
 
     def recv_until(self, predicate: Any, timeout: float = LIMIT) -> list[dict[str, Any]]:
-        """Messages up to and including the first one for which ``predicate`` holds."""
+        """Messages up to and including the first one for which ``predicate`` holds
+        (within ``timeout`` seconds in all)."""
+        deadline = time.monotonic() + timeout
         seen = []
         while True:
-            message = self.recv(timeout)
+            message = self.recv(max(deadline - time.monotonic(), 0.001))
             seen.append(message)
             if predicate(message):
                 return seen
 
     def rest(self, timeout: float = LIMIT) -> list[dict[str, Any]]:
-        """Every remaining stdout message until stdout ends."""
+        """Every remaining stdout message until stdout ends (within ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
         messages = []
-        while (line := self.queue.get(timeout=timeout)) is not None:
+        while (line := self.queue.get(timeout=max(deadline - time.monotonic(), 0.001))) \
+                is not None:
             messages.append(json.loads(line))
         return messages
 
@@ -145,6 +159,11 @@ class Proc:
         """Send ``signum`` to the child."""
         self.popen.send_signal(signum)
 
+    def signal_group(self, signum: int) -> None:
+        """Send ``signum`` to the child's process group (``group=True``), as a
+        terminal does for Ctrl-C: the child and everything it spawned get it."""
+        os.killpg(self.popen.pid, signum)
+
     def wait(self, timeout: float = LIMIT) -> int:
         """Wait for the exit status (and for the output threads to finish)."""
         code = self.popen.wait(timeout)
@@ -156,6 +175,11 @@ class Proc:
         """Kill the child if it still runs; release its pipes."""
         if self.popen.poll() is None:
             self.popen.kill()
+        if self.group:  # what it spawned, if anything was left behind
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self.popen.wait()
         for thread in self._threads:
             thread.join(LIMIT)
@@ -197,9 +221,12 @@ class Kit:
         self.procs: list[Proc] = []
 
     def spawn(self, *args: str, cwd: Path | None = None, lines: bool = True,
-              stdin: int | None = subprocess.PIPE, env: dict[str, str] | None = None) -> Proc:
-        """Start ``wireproto ARGS`` (killed at the end of the test)."""
-        proc = Proc([*WIREPROTO, *args], env or self.env, cwd=cwd, stdin=stdin, lines=lines)
+              stdin: int | None = subprocess.PIPE, env: dict[str, str] | None = None,
+              group: bool = False) -> Proc:
+        """Start ``wireproto ARGS`` (killed at the end of the test); ``group``: in
+        its own process group."""
+        proc = Proc([*WIREPROTO, *args], env or self.env, cwd=cwd, stdin=stdin, lines=lines,
+                    group=group)
         self.procs.append(proc)
         return proc
 

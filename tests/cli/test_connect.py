@@ -94,17 +94,21 @@ def test_interactive_from_a_pipe_until_end_of_input(kit: Any, workdir: Path) -> 
 def test_ctrl_c_cancels_the_turn_and_a_second_one_quits(
     kit: Any, workdir: Path, protocol: str, done: str
 ) -> None:
+    # Ctrl-C in a terminal signals the whole foreground process group: the
+    # client and the server it spawned. The server (stdin is a pipe) ignores
+    # it; the client cancels the turn, and the session goes on.
     proc = kit.spawn("connect", protocol, "--", *kit.wireproto, protocol, cwd=workdir,
-                     lines=False)
-    proc.write("/slow 100\n")
+                     lines=False, group=True)
+    proc.write("/slow 1000\n")
     proc.wait_out("tick 2")
-    proc.signal(signal.SIGINT)
+    proc.signal_group(signal.SIGINT)
     proc.wait_out("[cancelled]")
-    assert "tick 100" not in proc.out.decode()
+    assert "tick 1000" not in proc.out.decode()
     proc.write("still here\n")  # the session goes on after a cancelled turn
     proc.wait_out(f"You said: still here\n{done}")
-    proc.signal(signal.SIGINT)  # at the prompt: quit
+    proc.signal_group(signal.SIGINT)  # at the prompt: quit
     assert proc.wait() == 0, proc.err
+    assert "closed the connection" not in proc.err
 
 
 def test_failures_exit_nonzero_with_one_line(kit: Any, workdir: Path) -> None:

@@ -1,10 +1,15 @@
 """A bounded load test of ``wireproto acp --ws``: 200 concurrent clients, two waves.
 
 Each client task (in this process) connects, initializes, opens a session,
-runs a prompt, then runs ``/slow 100`` and cancels it after the first tick.
+runs a prompt, then runs ``/slow 1000`` and cancels it after the first tick.
 Every turn must complete correctly, no connection may be refused or dropped
 (any failure fails the wave), and the server's resident memory after the
 second wave may exceed that after the first by less than 20 MiB.
+
+Bounded for a busy 2-core machine: a wave normally takes a few seconds; each
+wait below has a generous limit, and together they fit the test's timeout.
+``/slow 1000`` (50 s of ticks) leaves a slow cancellation ample room while a
+cancellation that never works still fails the wave's limit.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from wireproto.transports.websocket import connect_websocket
 
 CLIENTS = 200
 RSS_GROWTH_LIMIT = 20 * 1024 * 1024
+SLOW_TICKS = 1000
+WAVE_LIMIT = 90.0  # seconds for one wave of every client
+ENDED_LIMIT = 30.0  # seconds for the server to log the end of a wave's connections
 
 
 def _rss(pid: int) -> int:
@@ -41,19 +49,19 @@ async def _client(url: str, cwd: str, number: int, done: list[int]) -> None:
                        and isinstance(u.content, s.TextContent))
         assert (text, turn.stop_reason) == (f"You said: hello {number}", "end_turn")
         ticks = 0
-        async with acp.prompt(sid, "/slow 100") as turn:
+        async with acp.prompt(sid, f"/slow {SLOW_TICKS}") as turn:
             async for update in turn:
                 if isinstance(update, s.AgentMessageChunk):
                     ticks += 1
                     if ticks == 1:
                         await acp.cancel(sid)
-        assert turn.stop_reason == "cancelled" and ticks < 100
+        assert turn.stop_reason == "cancelled" and ticks < SLOW_TICKS
     done.append(number)
 
 
 async def _wave(url: str, cwd: str) -> list[int]:
     done: list[int] = []
-    with anyio.fail_after(90):
+    with anyio.fail_after(WAVE_LIMIT):
         async with anyio.create_task_group() as tg:
             for number in range(CLIENTS):
                 tg.start_soon(_client, url, cwd, number, done)
@@ -62,13 +70,12 @@ async def _wave(url: str, cwd: str) -> list[int]:
 
 def _wait_ended(proc: Any, count: int) -> None:
     """Wait until the server logged the end of ``count`` connections."""
-    with proc._err_cond:
-        ok = proc._err_cond.wait_for(
-            lambda: sum(": ended" in line for line in proc.err_lines) >= count, 60)
+    ok = proc.wait_err_until(
+        lambda: sum(": ended" in line for line in proc.err_lines) >= count, ENDED_LIMIT)
     assert ok, f"the server did not close {count} connections"
 
 
-@pytest.mark.timeout(110)  # heavier than the rest, but always run
+@pytest.mark.timeout(2 * (WAVE_LIMIT + ENDED_LIMIT) + 60)  # heavier than the rest; always run
 def test_two_waves_of_200_concurrent_clients(kit: Any) -> None:
     server, base, token = kit.ws("acp", "--ws", "0")
     url = f"{base}/?token={token}"

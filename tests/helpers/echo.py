@@ -46,18 +46,17 @@ async def echo(stream: anyio.abc.ObjectStream[bytes], *, in_process: bool = True
             return
         except GONE:
             return
-        command = msg.rstrip(b"\n")  # memory streams pass the terminator through
-        if command.startswith(b"!big "):
-            await stream.send(b"x" * int(command[5:]))
-        elif command == b"!close":
+        if msg.startswith(b"!big "):
+            await stream.send(b"x" * int(msg[5:]))
+        elif msg == b"!close":
             sending = False
             await stream.send_eof()
-        elif command == b"!exit":
+        elif msg == b"!exit":
             if not in_process:
                 os._exit(3)
             await stream.aclose()
             return
-        elif command == b"!print":
+        elif msg == b"!print":
             print("stray print from the echo child")
             os.write(1, b"stray write to fd 1\n")
             await stream.send(b"!printed")

@@ -9,7 +9,8 @@ be completed (``session/new`` / ``session/resume`` answer ``-32000`` until
 is one ``agent_message_chunk`` (JSON where structured):
 
 ``session``                   ``{"id", "how"}`` (``new`` or ``resume``)
-``servers``                   the MCP servers received: ``[{"name", "command", "env": [names]}]``
+``servers``                   the MCP servers received:
+                              ``[{"name", "command", "args", "env": [names]}]``
 ``tools``                     ``{server: [tool names] | {"error", "message"}}``
 ``call SERVER TOOL JSON``     ``{"text", "isError"}`` or ``{"error", "message"}``
 
@@ -144,8 +145,8 @@ class Harness:
         if command == "session":
             answer = {"id": session_id, "how": session["how"]}
         elif command == "servers":
-            answer = [{"name": s.name, "command": s.command, "env": [e.name for e in s.env]}
-                      for s in session["servers"]]
+            answer = [{"name": s.name, "command": s.command, "args": list(s.args),
+                       "env": [e.name for e in s.env]} for s in session["servers"]]
         elif command == "tools":
             answer = {name: await _tools(link) for name, link in session["links"].items()}
         elif command == "call":

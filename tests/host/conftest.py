@@ -2,7 +2,7 @@
 
 The external harness is ``tests/helpers/mcp_harness.py`` (an ACP agent on the
 official Python SDK that connects to the MCP servers it is given); the bridge
-runs as ``python -m wireproto.host.bridge_cmd``.
+runs as the host starts it by default: ``python -m wireproto mcp-bridge``.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from wireproto.host.policy import Caller, NativeTool, ToolGroup
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 HARNESS = [sys.executable, str(HELPERS / "mcp_harness.py")]
-BRIDGE = [sys.executable, "-m", "wireproto.host.bridge_cmd"]
 
 
 def _toml_list(items: list[str]) -> str:
@@ -115,9 +114,8 @@ def tools() -> list[NativeTool]:
 
 @pytest.fixture
 async def host(config: HostConfig, store_dir: Path) -> AsyncIterator[Host]:
-    async with Host(config, TOOLS, store_dir, bridge_command=BRIDGE) as running:
+    async with Host(config, TOOLS, store_dir) as running:  # the default bridge command
         yield running
-
 
 
 async def _ask(binding: Any, command: str) -> Any:

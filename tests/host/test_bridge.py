@@ -6,6 +6,7 @@ These run on both anyio backends (the host's gateway is plain coroutines).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -29,10 +30,13 @@ from wireproto.host.channel import (
     Credentials,
     parse_address,
 )
+from wireproto.host.bridge_cmd import LOG_ENV
+from wireproto.host.host import DEFAULT_BRIDGE_COMMAND
 from wireproto.host.policy import Caller
+from wireproto.transports.subprocess import stderr_log
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
-BRIDGE = [sys.executable, "-m", "wireproto.host.bridge_cmd"]
+BRIDGE = list(DEFAULT_BRIDGE_COMMAND)  # python -m wireproto mcp-bridge
 CALLER = Caller("bind-1", "sess-1", "main")
 
 
@@ -57,22 +61,23 @@ class Gateway:
 
 @asynccontextmanager
 async def channel_and_bridge(
-    token: str | None = None,
-) -> AsyncIterator[tuple[Channel, Gateway, ToolClient]]:
+    token: str | None = None, log_level: str = "warning"
+) -> AsyncIterator[tuple[Channel, Gateway, ToolClient, str]]:
+    """A channel with one bridge process connected to it; yields the credential too."""
     gateway = Gateway()
     channel = Channel(Credentials(), gateway)
     async with anyio.create_task_group() as tg:
         address = await tg.start(channel.serve)
         secret = token if token is not None else channel.credentials.mint(CALLER)
-        env = {**os.environ, ADDRESS_ENV: address, TOKEN_ENV: secret}
+        env = {**os.environ, ADDRESS_ENV: address, TOKEN_ENV: secret, LOG_ENV: log_level}
         async with connect_mcp(BRIDGE, env=env) as client:
-            yield channel, gateway, client
+            yield channel, gateway, client, secret
         tg.cancel_scope.cancel()
 
 
 @pytest.mark.anyio
 async def test_bridge_forwards_and_revocation_stops_it() -> None:
-    async with channel_and_bridge() as (channel, gateway, client):
+    async with channel_and_bridge() as (channel, gateway, client, _):
         assert client.server_info is not None
         assert client.server_info.name == "wireproto-mcp-bridge"
         assert channel.address is not None and channel.address.startswith("127.0.0.1:")
@@ -92,8 +97,22 @@ async def test_bridge_forwards_and_revocation_stops_it() -> None:
 
 
 @pytest.mark.anyio
+async def test_the_bridge_never_logs_its_credential(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger=stderr_log.name)  # the bridge's stderr lines
+    async with channel_and_bridge(log_level="debug") as (channel, _, client, secret):
+        assert await client.list_tools()
+        await client.call_tool("kiki_read", {"path": "/a"})
+        channel.credentials.revoke(CALLER.binding_id)
+        with pytest.raises(RpcError):
+            await client.call_tool("kiki_read")
+    lines = [r.getMessage() for r in caplog.records if r.name == stderr_log.name]
+    assert any("mcp-bridge DEBUG" in line for line in lines), lines  # it did log, at debug
+    assert not any(secret in line for line in lines)
+
+
+@pytest.mark.anyio
 async def test_unknown_credential_gets_nothing() -> None:
-    async with channel_and_bridge(token="forged") as (_, gateway, client):
+    async with channel_and_bridge(token="forged") as (_, gateway, client, _):
         with pytest.raises(RpcError) as info:
             await client.list_tools()
         assert info.value.code == CREDENTIAL_INVALID

@@ -20,15 +20,14 @@ from wireproto.adapters.acp import schema as s
 from wireproto.adapters.mcp import connect_mcp
 from wireproto.errors import InvalidArgument, LocalProtocolError, NotFound, RpcError
 from wireproto.host.channel import CREDENTIAL_INVALID
-from wireproto.host.config import ConfigError, HostConfig
-from wireproto.host.host import Host
+from wireproto.host.config import ConfigError, HostConfig, parse_config
+from wireproto.host.host import DEFAULT_BRIDGE_COMMAND, Host
 from wireproto.host.policy import NativeTool
 from wireproto.host.store import AuthState
 
 pytestmark = pytest.mark.anyio
 
 PLAIN = ["kiki_read", "kiki_write", "kiki_grep"]
-BRIDGE = [sys.executable, "-m", "wireproto.host.bridge_cmd"]
 
 
 @pytest.fixture
@@ -49,8 +48,10 @@ async def test_bridge_tools_are_listed_with_the_prefix_and_calls_work(
     async with host.bind(record.session_id) as binding:
         assert binding.bridged and binding.how == "new"
         assert binding.bridge_reason == "bridge injected (the engine default of executor 'harness')"
-        servers = await ask(binding, "servers")
-        assert servers == [{"name": "kiki", "command": BRIDGE[0],
+        servers = await ask(binding, "servers")  # wireproto mcp-bridge, this interpreter
+        assert host.bridge_command == DEFAULT_BRIDGE_COMMAND
+        assert servers == [{"name": "kiki", "command": sys.executable,
+                            "args": ["-m", "wireproto", "mcp-bridge"],
                             "env": ["WIREPROTO_BRIDGE_ADDRESS", "WIREPROTO_BRIDGE_TOKEN"]}]
         assert await ask(binding, "tools") == {"kiki": PLAIN}
         answer = await ask(binding, 'call kiki kiki_read {"path": "/x"}')
@@ -107,7 +108,7 @@ async def test_group_switches(host: Host, ask: Any, tmp_path: Path) -> None:
 async def test_layered_setting_null_inheritance_and_cold_resume(
     config: HostConfig, store_dir: Path, tools: list[NativeTool], ask: Any, tmp_path: Path
 ) -> None:
-    async with Host(config, tools, store_dir, bridge_command=BRIDGE) as host:
+    async with Host(config, tools, store_dir) as host:
         sid = host.new_session("harness", str(tmp_path), profile="off").session_id
         async with host.bind(sid) as binding:  # engine default true < profile false
             assert not binding.bridged and await ask(binding, "servers") == []
@@ -125,7 +126,7 @@ async def test_layered_setting_null_inheritance_and_cold_resume(
         assert host.policy(sid, "reviewer").inject().value is False  # sub-agents too
         host.set_override(sid, "inject_kiki_mcp", True)
     # cold resume: a new host process reads the saved choice
-    async with Host(config, tools, store_dir, bridge_command=BRIDGE) as host:
+    async with Host(config, tools, store_dir) as host:
         async with host.bind(sid) as binding:
             assert binding.bridged and binding.how == "resume"
             assert binding.harness_session_id == first
@@ -176,7 +177,7 @@ async def test_revocation_of_a_running_bridge(host: Host, ask: Any, tmp_path: Pa
             assert (await ask(new, "call kiki kiki_read {}"))["isError"] is False
     # the binding ended: a bridge started later with its credential can do nothing
     assert not host.bindings
-    async with connect_mcp(BRIDGE, env={**os.environ, **token}) as client:
+    async with connect_mcp(DEFAULT_BRIDGE_COMMAND, env={**os.environ, **token}) as client:
         with pytest.raises(RpcError) as info:
             await client.list_tools()
         assert info.value.code == CREDENTIAL_INVALID
@@ -242,7 +243,7 @@ async def test_image_prompt_refused_without_image_support(
 async def test_session_records_and_setting_errors(
     config: HostConfig, store_dir: Path, tools: list[NativeTool], tmp_path: Path
 ) -> None:
-    host = Host(config, tools, store_dir, bridge_command=BRIDGE)
+    host = Host(config, tools, store_dir)
     record = host.new_session("harness", str(tmp_path), profile="open", session_id="s-1")
     with pytest.raises(LocalProtocolError, match="not running"):
         async with host.bind("s-1"):
@@ -269,3 +270,30 @@ async def test_session_records_and_setting_errors(
     assert host.observations("s-1") == []
     with pytest.raises(ValueError, match="duplicate"):
         Host(config, [*tools, tools[0]], store_dir)
+
+
+async def test_a_wireproto_harness_needs_allow_client_stdio_mcp(
+    store_dir: Path, tools: list[NativeTool], tmp_path: Path
+) -> None:
+    env = {"WIREPROTO_HOME": str(tmp_path / "harness-home")}
+    acp = [sys.executable, "-m", "wireproto", "acp"]
+    config = parse_config({
+        "prefix": "kiki",
+        "executors": {
+            "wp": {"command": [*acp, "--allow-client-stdio-mcp"], "env": env},
+            "wp_default": {"command": acp, "env": env},
+        },
+        "agent_executor_overrides": {"wp": {"defaults": {"inject_kiki_mcp": True}},
+                                     "wp_default": {"defaults": {"inject_kiki_mcp": True}}},
+    })
+    async with Host(config, tools, store_dir) as host:
+        sid = host.new_session("wp", str(tmp_path)).session_id
+        async with host.bind(sid) as binding:
+            assert binding.bridged and binding.opened
+            assert (await binding.prompt("/mcp")).text == "kiki (stdio)"
+        sid = host.new_session("wp_default", str(tmp_path)).session_id
+        with pytest.raises(RpcError, match="--allow-client-stdio-mcp") as info:
+            async with host.bind(sid):
+                pass
+        assert info.value.code == -32602
+        assert not host.bindings

@@ -335,6 +335,10 @@ IDS: list[int | str] = [
     2**53 + 1,
     2**63 - 1,
     -(2**63),
+    # beyond int64 (ACP's type): accepted and echoed exactly, never rounded
+    2**64,
+    10**30,
+    -(10**30),
     "0",
     "7",
     "",

@@ -1,13 +1,13 @@
-"""The RPC peer over the memory transport: calls, errors, cancellation, closing.
+"""The RPC peer over the memory transport: calls, errors, cancellation, limits.
 
 Flow control (concurrency limit, backlog, ordering, backpressure, writer
-coalescing) is in ``test_peer_flow.py``. Every test runs on asyncio and trio.
+coalescing) is in ``test_peer_flow.py``, closing in ``test_peer_close.py``.
+Every test runs on asyncio and trio.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 from typing import Any
 
 import anyio
@@ -17,7 +17,6 @@ import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto.errors import (
-    ConnectionClosed,
     LocalProtocolError,
     RemoteProtocolError,
     RequestCancelled,
@@ -497,120 +496,6 @@ async def test_duplicate_pending_id_is_a_local_error() -> None:
             assert await probe.read() == b'{"jsonrpc":"2.0","id":1,"method":"m"}\n'
             assert peer.stats().pending == 2
             tg.cancel_scope.cancel()
-
-
-# -------------------------------------------------------------------- closing
-
-
-async def test_remote_close_fails_pending_with_chained_cause() -> None:
-    errors: list[BaseException] = []
-    async with probe_peer() as (peer, probe):
-
-        async def call() -> None:
-            try:
-                await peer.request("m")
-            except ConnectionClosed as exc:
-                errors.append(exc)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(call)
-            tg.start_soon(call)
-            await probe.read()
-            await probe.read()
-            probe.write_eof()
-        await peer.wait_closed()
-        assert peer.closed
-        with pytest.raises(ConnectionClosed) as info:
-            await peer.request("after")
-        assert isinstance(info.value.__cause__, anyio.EndOfStream)
-    assert len(errors) == 2
-    assert all(isinstance(e.__cause__, anyio.EndOfStream) for e in errors)
-
-
-async def test_local_close_fails_pending_and_cancels_handlers() -> None:
-    router = Router()
-    handler_state: list[str] = []
-
-    @router.request("hang")
-    async def hang(params: Any) -> Any:
-        handler_state.append("started")
-        try:
-            await anyio.sleep_forever()
-        finally:
-            handler_state.append("cancelled")
-
-    errors: list[BaseException] = []
-    tasks_before = len(anyio.get_running_tasks())
-    async with anyio.create_task_group() as tg:
-        async with probe_peer(router, flush_timeout=1) as (peer, probe):
-
-            async def call() -> None:
-                try:
-                    await peer.request("m")
-                except ConnectionClosed as exc:
-                    errors.append(exc)
-
-            tg.start_soon(call)
-            await probe.read()
-            await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"hang"}\n')
-            await anyio.wait_all_tasks_blocked()
-            assert handler_state == ["started"]
-            assert len(anyio.get_running_tasks()) > tasks_before
-        assert handler_state == ["started", "cancelled"]
-    assert len(errors) == 1
-    assert isinstance(errors[0].__cause__, ConnectionClosed)
-    assert len(anyio.get_running_tasks()) == tasks_before
-
-
-@pytest.mark.parametrize("seed", range(12))
-async def test_no_pending_request_survives_a_close(seed: int) -> None:
-    rng = random.Random(seed)
-    router = Router()
-
-    @router.request("work")
-    async def work(params: Any) -> Any:
-        mode = params["mode"]
-        if mode == "hang":
-            await anyio.sleep_forever()
-        if mode == "fail":
-            raise RpcError(1, "no")
-        return mode
-
-    outcomes: list[str] = []
-    callers = rng.randint(1, 12)
-    close_remote = rng.random() < 0.5
-    tasks_before = len(anyio.get_running_tasks())
-    sa, sb = memory_pair()
-    stop_b = anyio.Event()
-
-    async def serve_b() -> None:
-        async with Peer(sb, router, name="b", flush_timeout=1):
-            await stop_b.wait()
-
-    async def call(a: Peer, mode: str) -> None:
-        try:
-            await a.request("work", {"mode": mode})
-            outcomes.append("result")
-        except RpcError:
-            outcomes.append("error")
-        except ConnectionClosed:
-            outcomes.append("closed")
-
-    with anyio.fail_after(10):  # a surviving pending request would hang here
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(serve_b)
-            async with Peer(sa, name="a", flush_timeout=1) as a:
-                for _ in range(callers):
-                    tg.start_soon(call, a, rng.choice(["hang", "hang", "fail", "ok"]))
-                for _ in range(rng.randint(0, 3)):
-                    await anyio.lowlevel.checkpoint()
-                if close_remote:
-                    stop_b.set()
-                    await a.wait_closed()
-            stop_b.set()
-    assert a.stats().pending == 0
-    assert len(outcomes) == callers
-    assert len(anyio.get_running_tasks()) == tasks_before
 
 
 # ------------------------------------------------------------------ limits

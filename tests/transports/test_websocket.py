@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import anyio
 import pytest
 
@@ -95,3 +97,41 @@ async def test_server_exit_ends_open_connections() -> None:
         # and waited for the handler to return.
         assert handler_saw == [b"hi", b"ended"]
     assert client_saw == [anyio.EndOfStream]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_one_text_frame_per_message_without_newline() -> None:
+    from websockets.asyncio.client import connect
+
+    received: list[bytes] = []
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        await stream.send(b'{"jsonrpc":"2.0","method":"a"}\n')
+        await stream.send_many([b'{"n":1}\n', b'{"n":2}'])
+        received.append(await stream.receive())
+
+    with anyio.fail_after(10):
+        async with serve_websocket(handler) as server, connect(server.url) as raw:
+            frames = [await raw.recv() for _ in range(3)]
+            await raw.send('{"from":"raw"}\n')  # a peer that sends the newline anyway
+            await raw.wait_closed()  # the handler returned
+    # str: text frames (bytes would mean binary frames)
+    assert frames == ['{"jsonrpc":"2.0","method":"a"}', '{"n":1}', '{"n":2}']
+    assert received == [b'{"from":"raw"}']
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_without_websockets_trio_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "websockets.trio", None)  # as on websockets < 16
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        raise AssertionError("never served")
+
+    with pytest.raises(RuntimeError, match=r"websockets\.trio"):
+        async with serve_websocket(handler):
+            pass
+    with pytest.raises(RuntimeError, match=r"websockets\.trio"):
+        async with connect_websocket("ws://127.0.0.1:9"):
+            pass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -23,8 +23,9 @@ from wireproto.cli.common import CliError, run
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, setup_logging
 from wireproto.errors import MessageTooLarge
-from wireproto.transports.subprocess import open_subprocess
-from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
+
+if TYPE_CHECKING:  # imported when serving: building the parser stays light
+    from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
 
 __all__ = ["CHILD_SHUTDOWN_STEP", "add_parser", "main_bridge", "pump"]
 
@@ -58,6 +59,7 @@ def main_bridge(args: argparse.Namespace) -> int:
     if not cmd:
         raise CliError("give the agent command after --")
     listener = Listener.from_args(args)
+    from wireproto.transports.subprocess import open_subprocess
 
     async def handler(ws: WebSocketStream, request: WebSocketRequest, stop: anyio.Event) -> None:
         async with open_subprocess(

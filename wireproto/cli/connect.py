@@ -24,17 +24,18 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run
-from wireproto.cli.keyboard import Keyboard
-from wireproto.cli.logs import LEVELS, setup_logging
-from wireproto.cli.render import Printer
-from wireproto.cli.trace import TraceStream
+from wireproto.cli.logs import LEVELS, redact, setup_logging
 from wireproto.errors import ConnectionClosed, RpcError
+
+if TYPE_CHECKING:  # imported when connecting: building the parser stays light
+    from wireproto.cli.keyboard import Keyboard
+    from wireproto.cli.render import Printer
 
 __all__ = ["Driver", "Ui", "add_parser", "main_connect", "open_stream"]
 
@@ -116,6 +117,8 @@ class Ui:
 def main_connect(args: argparse.Namespace) -> int:
     """Run ``wireproto connect``; returns the exit status."""
     setup_logging("connect", args.log_level)
+    if args.token:
+        redact(args.token)
     if (args.ws is None) == (not args.cmd):
         raise CliError("give either --ws URL or the agent command after --")
     if args.approve is None:
@@ -160,6 +163,10 @@ async def open_stream(
 async def _connect(
     args: argparse.Namespace, script: list[str] | None, trace: BinaryIO | None
 ) -> int:
+    from wireproto.cli.keyboard import Keyboard
+    from wireproto.cli.render import Printer
+    from wireproto.cli.trace import TraceStream
+
     printer = Printer(sys.stdout)
     drivers: list[Driver] = []
     keyboard = None

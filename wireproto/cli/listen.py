@@ -17,13 +17,16 @@ import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
 from wireproto.cli.common import SHUTDOWN_GRACE, CliError, watch_signals
 from wireproto.cli.logs import redact
 from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
-from wireproto.transports.websocket import WebSocketRequest, WebSocketStream, serve_websocket
+
+if TYPE_CHECKING:  # imported when serving: building the parser stays light
+    from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
 
 __all__ = ["TOKEN_ENV", "ConnectionHandler", "Listener", "add_ws_options", "serve_listener"]
 
@@ -32,7 +35,8 @@ log = logging.getLogger(__name__)
 TOKEN_ENV = "WIREPROTO_WS_TOKEN"
 """The environment variable holding the websocket token."""
 
-ConnectionHandler = Callable[[WebSocketStream, WebSocketRequest, anyio.Event], Awaitable[None]]
+ConnectionHandler = Callable[["WebSocketStream", "WebSocketRequest", anyio.Event],
+                             Awaitable[None]]
 """Serves one accepted connection until it ends or the ``stop`` event is set."""
 
 
@@ -100,6 +104,8 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
     Raises:
         OSError: the address cannot be bound.
     """
+    from wireproto.transports.websocket import serve_websocket
+
     stop = anyio.Event()
     count = 0
     active: set[int] = set()

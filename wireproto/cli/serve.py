@@ -16,18 +16,19 @@ from __future__ import annotations
 import argparse
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import anyio.abc
 
-from wireproto.agent.api import Agent
-from wireproto.agent.runtime import Runtime
 from wireproto.cli.common import CliError, run, watch_signals
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, setup_logging
-from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
+
+if TYPE_CHECKING:  # imported when serving: building the parser stays light
+    from wireproto.agent.runtime import Runtime
+    from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
 
 __all__ = ["add_parsers", "add_wire_options", "main_acp", "main_wire"]
 
@@ -87,23 +88,26 @@ def add_parsers(sub: Any) -> None:
     wire.set_defaults(func=main_wire)
 
 
-def _agent(args: argparse.Namespace) -> Agent:
+def _runtime(args: argparse.Namespace) -> Runtime:
+    """The runtime serving ``--agent`` (default: the demo agent)."""
+    from wireproto.agent.runtime import Runtime
+
     if args.agent:
         from wireproto.cli.agentload import AgentLoadError, load_agent
 
         try:
-            return load_agent(args.agent)
+            return Runtime(load_agent(args.agent))
         except AgentLoadError as exc:
             raise CliError(str(exc)) from exc
     from wireproto.agent.demo import DemoAgent
 
-    return DemoAgent()
+    return Runtime(DemoAgent())
 
 
 def main_acp(args: argparse.Namespace) -> int:
     """Run ``wireproto acp``; returns the exit status."""
     setup_logging("acp", args.log_level)
-    runtime = Runtime(_agent(args))
+    runtime = _runtime(args)
 
     async def serve(
         stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event, _: dict[str, str]
@@ -127,7 +131,7 @@ def main_wire(args: argparse.Namespace) -> int:
     if args.ws and args.session:
         raise CliError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
-    runtime = Runtime(_agent(args))
+    runtime = _runtime(args)
 
     async def serve(
         stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event, options: dict[str, str]

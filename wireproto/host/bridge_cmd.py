@@ -8,16 +8,18 @@ credential, so the host re-checks the binding's permissions every time, and
 after revocation every request fails. It exits when its stdin ends or when
 the host closes the channel.
 
-Run it as ``wireproto mcp-bridge`` or ``python -m wireproto.host.bridge_cmd``.
+It runs as ``wireproto mcp-bridge`` (:func:`add_parser` registers it on the
+``wireproto`` command; the host starts it with the current interpreter,
+``python -m wireproto mcp-bridge``). It logs to stderr only (the harness's),
+at ``--log-level`` or ``$WIREPROTO_BRIDGE_LOG`` (default ``warning``), and
+never logs its credential.
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 import anyio
@@ -39,9 +41,14 @@ from wireproto.host.channel import (
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
 
-__all__ = ["Forwarder", "add_parser", "run_mcp_bridge"]
+__all__ = ["LOG_ENV", "Forwarder", "add_parser"]
 
 log = logging.getLogger(__name__)
+
+LOG_ENV = "WIREPROTO_BRIDGE_LOG"
+"""The environment variable giving the default ``--log-level``."""
+
+_LEVELS = ("debug", "info", "warning", "error")
 
 
 class Forwarder:
@@ -95,34 +102,15 @@ _DESCRIPTION = (
 )
 
 
-def _options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--log-level", default=os.environ.get("WIREPROTO_BRIDGE_LOG", "WARNING"),
-                        help="log level for stderr (default WARNING)")
-
-
 def add_parser(sub: Any) -> None:
     """Register ``mcp-bridge`` on the ``wireproto`` command's subparsers."""
     parser = sub.add_parser("mcp-bridge", help="serve a host's tools over MCP on stdio",
                             description=_DESCRIPTION)
-    _options(parser)
+    default = os.environ.get(LOG_ENV, "warning").lower()
+    parser.add_argument("--log-level", choices=_LEVELS,
+                        default=default if default in _LEVELS else "warning",
+                        help=f"stderr log level (default: ${LOG_ENV}, else warning)")
     parser.set_defaults(func=lambda args: _run(args.log_level))
-
-
-def run_mcp_bridge(argv: Sequence[str] | None = None) -> int:
-    """Run the bridge: serve MCP on stdio until stdin ends or the host goes away.
-
-    Args:
-        argv: command-line arguments after ``mcp-bridge`` (only ``--log-level``);
-            ``sys.argv[1:]`` when ``None``.
-
-    Returns:
-        the exit status: 0, or 1 with a one-line reason on stderr when the
-        environment is incomplete or the host cannot be reached.
-    """
-    parser = argparse.ArgumentParser(prog="wireproto mcp-bridge", description=_DESCRIPTION)
-    _options(parser)
-    args = parser.parse_args(list(argv) if argv is not None else None)
-    return _run(args.log_level)
 
 
 def _run(log_level: str) -> int:
@@ -141,6 +129,3 @@ def _run(log_level: str) -> int:
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(run_mcp_bridge())

@@ -2,30 +2,35 @@
 
 Theory of operation
 -------------------
-``async with Peer(stream, router) as peer`` starts three owned tasks:
+``async with Peer(stream, router) as peer`` starts three owned tasks, and
+handler tasks on demand:
 
 * the **reader** receives whole messages from the stream, has the codec
-  classify them, and never blocks on a handler: requests are admitted to at
-  most ``max_concurrency`` handler tasks, then to a bounded backlog, and
-  beyond that answered at once with ``overload_code``; responses and
-  cancellations are applied immediately;
+  classify them, and never blocks on a handler: requests go to the
+  :class:`~wireproto.rpc._handlers.HandlerPool` (at most
+  ``max_concurrency`` handled at once, then a bounded backlog, beyond that
+  answered at once with ``overload_code``); responses and cancellations are
+  applied immediately;
 * the **inbox** handles notifications one at a time in arrival order (no task
   per notification). A response that arrives while notifications are still
   queued or being handled goes through the inbox too, so a caller is never
   resumed before the notifications that preceded its response on the wire
   were handled. (A request made *by* a notification handler is the exception:
   its response is delivered at once, or the handler would wait for itself.);
-* the **writer** is the only task that writes. Producers encode their message
-  and put the bytes on a bounded queue (waiting when it is full); the writer
-  coalesces whatever is queued into one transport write when the stream
-  supports ``send_many``. A handler returning a :class:`~.router.Reply` puts
-  its response and follow-up notifications on the queue as *one* item, so
-  they are written back to back.
+* the **writer** (:class:`~wireproto.rpc._writer.Writer`) is the only task
+  that writes. Producers encode their message and put the bytes on a bounded
+  queue (waiting when it is full); the writer coalesces whatever is queued
+  into one transport write when the stream supports ``send_many``. A handler
+  returning a :class:`~.router.Reply` puts its response and follow-up
+  notifications on the queue as *one* item, so they are written back to back.
 
-Closing (leaving the ``async with``): the reader, inbox and handlers are
-cancelled, the writer flushes what it can within ``flush_timeout``, pending
+Closing (leaving the ``async with``): the reader and the inbox stop, pending
 outgoing requests fail with :class:`~wireproto.errors.ConnectionClosed`
-chained to the cause, and the stream is closed. No task outlives the peer.
+chained to the cause, running handlers are cancelled and answer like
+cancelled requests (``-32800`` unless they return a result), requests of the
+backlog are answered ``-32800``; within ``flush_timeout`` the handlers finish
+and the writer flushes what is queued. Then every task that is left is
+cancelled and the stream is closed. No task outlives the peer.
 """
 
 from __future__ import annotations
@@ -34,10 +39,9 @@ import dataclasses
 import itertools
 import logging
 import math
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol, TypeVar, cast, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -62,7 +66,9 @@ from wireproto.jsonrpc.codec import (
     IncomingResponse,
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
-from wireproto.rpc.router import Reply, Route, Router
+from wireproto.rpc._handlers import HandlerPool
+from wireproto.rpc._writer import STREAM_GONE, SupportsSendMany, Writer
+from wireproto.rpc.router import Router
 
 __all__ = ["Peer", "PeerStats", "SupportsSendMany"]
 
@@ -70,16 +76,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
-_Item = bytes | list[bytes]  # one queue item: a message, or messages written back to back
-_STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
-
-
-@runtime_checkable
-class SupportsSendMany(Protocol):
-    """A stream that can write several whole messages in one operation."""
-
-    async def send_many(self, items: Sequence[bytes]) -> None:
-        """Send every item, in order."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,16 +140,6 @@ class _Pending:
             self.event.set()
 
 
-class _Idle:
-    """A handler task parked between requests, waiting to be handed the next one."""
-
-    __slots__ = ("event", "job")
-
-    def __init__(self) -> None:
-        self.event = anyio.Event()
-        self.job: tuple[Request, Route] | None = None
-
-
 class Peer:
     """One end of a JSON-RPC connection: sends and serves requests.
 
@@ -169,7 +155,8 @@ class Peer:
         overload_code: the error code answering a request beyond the backlog.
         send_queue: outgoing messages buffered before producers wait.
         inbox_size: notifications buffered before the reader waits.
-        flush_timeout: seconds the writer may take to flush on close.
+        flush_timeout: seconds closing may take to answer the inbound
+            requests and write what is queued.
         name: a label for log lines.
     """
 
@@ -194,22 +181,19 @@ class Peer:
         self.dialect = dialect
         self.cancel_method = cancel_method
         self.cancel_param = cancel_param
-        self.max_concurrency = max_concurrency
-        self.backlog_size = backlog
-        self.overload_code = overload_code
         self.flush_timeout = flush_timeout
         self.name = name
         self._decoder = Decoder(dialect)
         self._encoder = Encoder(dialect)
-        self._send_queue = send_queue
+        self._writer = Writer(stream, send_queue, self._mark_closed, name)
+        self._handlers = HandlerPool(
+            self._writer, self._decoder, self._encoder,
+            max_concurrency=max_concurrency, backlog=backlog, overload_code=overload_code,
+            name=name,
+        )
         self._inbox_size = inbox_size
         self._ids = itertools.count()
         self._pending: dict[tuple[type, Id], _Pending] = {}
-        self._running: dict[tuple[type, Id], anyio.CancelScope] = {}
-        self._backlog: deque[tuple[Request, Route]] = deque()
-        self._active = 0
-        self._idle: list[_Idle] = []  # handler tasks waiting for the next request
-        self._quiet: anyio.Event | None = None  # set when no request is being handled
         self._inbox_busy = 0
         self._closed_cause: BaseException | None = None
         self._closed = anyio.Event()
@@ -217,22 +201,35 @@ class Peer:
         self._inbox_task: int | None = None
         self._inbox_handling = False  # the inbox task is inside a notification handler
 
+    @property
+    def max_concurrency(self) -> int:
+        """Inbound requests handled at once."""
+        return self._handlers.max_concurrency
+
+    @property
+    def backlog_size(self) -> int:
+        """Inbound requests that may wait beyond :attr:`max_concurrency`."""
+        return self._handlers.backlog_size
+
+    @property
+    def overload_code(self) -> int:
+        """The error code answering a request beyond the backlog."""
+        return self._handlers.overload_code
+
     # ------------------------------------------------------------------ life
 
     async def __aenter__(self) -> Peer:
         if self._tg is not None:
             raise LocalProtocolError("a Peer can be started only once")
-        self._work_scope = anyio.CancelScope()  # needs a running event loop
-        out_send, out_recv = anyio.create_memory_object_stream[_Item](self._send_queue)
+        self._receive_scope = anyio.CancelScope()  # needs a running event loop
         in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
-        self._out, self._inbox = out_send, in_send
-        self._channels = (out_send, out_recv, in_send, in_recv)
+        self._inbox, self._inbox_recv = in_send, in_recv
         self._inbox_slots = anyio.Semaphore(self._inbox_size)
-        self._writer_done = anyio.Event()
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._tg.start_soon(self._write_loop, out_recv)
-        self._tg.start_soon(self._work, in_recv)
+        self._writer.start(self._tg)
+        self._handlers.start(self._tg)
+        self._tg.start_soon(self._receive, in_recv)
         return self
 
     async def __aexit__(
@@ -242,17 +239,20 @@ class Peer:
         tb: TracebackType | None,
     ) -> bool | None:
         assert self._tg is not None
-        self._work_scope.cancel()
+        self._receive_scope.cancel()
+        self._handlers.close()
         self._mark_closed(ConnectionClosed("connection closed locally"))
-        self._out.close()
         with anyio.move_on_after(self.flush_timeout, shield=True):
-            await self._writer_done.wait()
+            await self._handlers.wait_idle()  # every answer is queued
+            self._writer.close()
+            await self._writer.wait_done()
         self._tg.cancel_scope.cancel()
         try:
             await self._tg.__aexit__(None, None, None)
         finally:
-            for channel in self._channels:  # even if a task never started
-                channel.close()
+            self._writer.discard()  # even if a task never started
+            self._inbox.close()
+            self._inbox_recv.close()
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
         return None
@@ -278,14 +278,11 @@ class Peer:
 
     def stats(self) -> PeerStats:
         """Return the current queue sizes (for monitoring and tests)."""
-        queued = waiting = 0
-        if self._tg is not None:
-            out = self._out.statistics()
-            queued, waiting = out.current_buffer_used, out.tasks_waiting_send
+        queued, waiting = self._writer.stats() if self._tg is not None else (0, 0)
         return PeerStats(
             pending=len(self._pending),
-            running=self._active,
-            backlog=len(self._backlog),
+            running=self._handlers.running,
+            backlog=self._handlers.waiting,
             send_queued=queued,
             send_waiting=waiting,
         )
@@ -306,16 +303,7 @@ class Peer:
         is queued for the writer). For a graceful shutdown: stop the work the
         handlers wait for, ``wait_idle`` (with a deadline), then leave the peer.
         """
-        while self._active:
-            if self._quiet is None:
-                self._quiet = anyio.Event()
-            await self._quiet.wait()
-
-    def _handler_done(self) -> None:
-        self._active -= 1
-        if not self._active and self._quiet is not None:
-            self._quiet.set()
-            self._quiet = None
+        await self._handlers.wait_idle()
 
     def _mark_closed(self, cause: BaseException) -> None:
         if self._closed_cause is None:
@@ -328,31 +316,15 @@ class Peer:
 
     # --------------------------------------------------------------- sending
 
-    async def _send(self, data: _Item) -> None:
-        try:
-            await self._out.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise ConnectionClosed("connection closed") from exc
-
-    async def _send_then_wait(self, data: _Item) -> None:
-        # For callers that block or finish right after queueing (a request
-        # awaiting its response, a handler's final reply): skip the extra
-        # scheduling round trip of ``send`` while the queue has room.
-        try:
-            self._out.send_nowait(data)
-        except anyio.WouldBlock:
-            await self._send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise ConnectionClosed("connection closed") from exc
-
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification; waits while the outgoing queue is full.
 
         Raises:
             ConnectionClosed: the connection is closed.
+            LocalProtocolError: the peer is not running.
         """
         self._check_running()
-        await self._send(self._encoder.encode(Notification(method=method, params=params)))
+        await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
 
     def _check_running(self) -> None:
         if self._tg is None:
@@ -413,7 +385,7 @@ class Peer:
         slot = self._pending[key] = _Pending(method, ordered, on_response)
         sent = False
         try:
-            await self._send_then_wait(
+            await self._writer.send_soon(
                 self._encoder.encode(Request(id=rid, method=method, params=params))
             )
             sent = True
@@ -456,45 +428,14 @@ class Peer:
         except msgspec.DecodeError as exc:  # includes ValidationError
             raise RemoteProtocolError(f"invalid result: {exc}") from exc
 
-    # --------------------------------------------------------------- writing
-
-    async def _write_loop(self, queue: MemoryObjectReceiveStream[_Item]) -> None:
-        stream = self._stream
-        many = isinstance(stream, SupportsSendMany)
-        try:
-            async with queue:
-                async for first in queue:
-                    batch = first if type(first) is list else [cast(bytes, first)]
-                    while len(batch) < 64:
-                        try:
-                            item = queue.receive_nowait()
-                        except (anyio.WouldBlock, anyio.EndOfStream):
-                            break
-                        if type(item) is list:
-                            batch.extend(item)
-                        else:
-                            batch.append(cast(bytes, item))
-                    if many:
-                        await cast(SupportsSendMany, stream).send_many(batch)
-                    else:
-                        for item in batch:
-                            await stream.send(item)
-        except _STREAM_GONE as exc:
-            log.debug("%s: write side closed: %r", self.name, exc)
-            self._mark_closed(exc)
-        finally:
-            self._writer_done.set()
-
     # --------------------------------------------------------------- reading
 
-    async def _work(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
-        assert self._tg is not None
-        with self._work_scope:
+    async def _receive(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
+        with self._receive_scope:
             async with anyio.create_task_group() as tg:
-                self._handlers = tg
                 tg.start_soon(self._inbox_loop, inbox)
                 await self._read_loop()
-                await anyio.sleep_forever()  # handlers run on until the owner closes
+                await anyio.sleep_forever()  # the inbox works on until the owner closes
 
     async def _read_loop(self) -> None:
         cause: BaseException
@@ -503,12 +444,12 @@ class Peer:
                 data = await self._stream.receive()
             except MessageTooLarge as exc:
                 log.warning("%s: %s", self.name, exc)
-                await self._reply_error(
+                await self._handlers.reply_error(
                     None, ErrorCode.INVALID_REQUEST, "Message too large",
                     {"max_bytes": exc.max_bytes},
                 )
                 continue
-            except _STREAM_GONE as exc:
+            except STREAM_GONE as exc:
                 cause = exc
                 break
             except Exception as exc:  # a transport failure we do not know
@@ -525,12 +466,12 @@ class Peer:
         except InvalidMessage as exc:
             log.warning("%s: invalid message: %s", self.name, exc)
             if exc.reply:
-                await self._reply_error(exc.id, exc.code, exc.message, exc.data)
+                await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
             return
         if isinstance(msg, IncomingResponse):
             self._on_response(msg)
         elif isinstance(msg, Request):
-            await self._on_request(msg)
+            await self._handlers.admit(msg, self.router.get(msg.method))
         else:
             await self._on_notification(msg)
 
@@ -544,30 +485,9 @@ class Peer:
         else:
             pending.resolve(msg)
 
-    async def _on_request(self, msg: Request) -> None:
-        route = self.router.get(msg.method)
-        if route is None or route.notification:
-            await self._reply_error(
-                msg.id, ErrorCode.METHOD_NOT_FOUND,
-                self.dialect.method_not_found.format(method=msg.method),
-            )
-        elif self._active < self.max_concurrency:
-            self._active += 1
-            if self._idle:  # reuse a parked handler task: far cheaper than a new one
-                idle = self._idle.pop()
-                idle.job = (msg, route)
-                idle.event.set()
-            else:
-                self._handlers.start_soon(self._serve, msg, route)
-        elif len(self._backlog) < self.backlog_size:
-            self._backlog.append((msg, route))
-        else:
-            log.warning("%s: overloaded, refusing %s", self.name, msg.method)
-            await self._reply_error(msg.id, self.overload_code, "Server overloaded")
-
     async def _on_notification(self, msg: Notification) -> None:
         if msg.method == self.cancel_method:
-            self._on_cancel(msg)
+            await self._on_cancel(msg)
             return
         route = self.router.get(msg.method)
         if route is None:
@@ -582,7 +502,7 @@ class Peer:
             self._inbox_busy += 1
             self._inbox.send_nowait((route, msg))
 
-    def _on_cancel(self, msg: Notification) -> None:
+    async def _on_cancel(self, msg: Notification) -> None:
         try:
             params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
             rid = params[self.cancel_param]
@@ -592,19 +512,8 @@ class Peer:
         if not isinstance(rid, (int, str)) or isinstance(rid, bool):
             log.warning("%s: %s with a bad id dropped", self.name, msg.method)
             return
-        scope = self._running.get((type(rid), rid))
-        if scope is not None:
-            scope.cancel()
-            return
-        for i, (req, _) in enumerate(self._backlog):
-            if req.id == rid and type(req.id) is type(rid):
-                del self._backlog[i]
-                if self.dialect.answer_cancelled:
-                    self._handlers.start_soon(
-                        self._reply_error, rid, ErrorCode.REQUEST_CANCELLED, "Request cancelled"
-                    )
-                return
-        log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
+        if not await self._handlers.cancel(rid):
+            log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
 
     async def _inbox_loop(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
         self._inbox_task = anyio.get_current_task().id
@@ -641,96 +550,3 @@ class Peer:
                 self._inbox_handling = False
                 # counted until handled, so a response read meanwhile waits its turn
                 self._inbox_busy -= 1
-
-    # ------------------------------------------------------------- handling
-
-    async def _serve(self, msg: Request, route: Route) -> None:
-        # Counted in _active while handling; parked in _idle between requests
-        # (a handler task lives until the peer closes; at most max_concurrency).
-        idle: _Idle | None = None
-        try:
-            while True:
-                await self._handle(msg, route)
-                if self._backlog:
-                    msg, route = self._backlog.popleft()
-                    continue
-                self._handler_done()
-                idle = _Idle()
-                self._idle.append(idle)
-                await idle.event.wait()
-                assert idle.job is not None
-                msg, route = idle.job
-                idle = None
-        finally:
-            if idle is None or idle.job is not None:  # (handed a request while cancelled)
-                self._handler_done()
-            else:
-                self._idle.remove(idle)
-
-    async def _handle(self, msg: Request, route: Route) -> None:
-        key = (type(msg.id), msg.id) if msg.id is not None else None
-        scope = anyio.CancelScope()
-        if key is not None:
-            self._running[key] = scope
-        result: Any = UNSET
-        try:
-            with scope:
-                params = self._decoder.decode_params(
-                    msg.method, msg.params, route.params_type, route.decode
-                )
-                result = await route.handler(params)
-        except InvalidMessage as exc:
-            await self._reply_error(msg.id, exc.code, exc.message, exc.data)
-            return
-        except RpcError as exc:
-            data = UNSET if exc.data is None else exc.data
-            await self._reply_error(msg.id, exc.code, exc.message, data)
-            return
-        except Exception:
-            log.exception("%s: handler for %s failed", self.name, msg.method)
-            await self._reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
-            return
-        finally:
-            if key is not None and self._running.get(key) is scope:
-                del self._running[key]
-        if scope.cancelled_caught and result is UNSET:
-            if self.dialect.answer_cancelled:
-                await self._reply_error(msg.id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
-            return
-        then: Sequence[tuple[str, Any]] = ()
-        if type(result) is Reply:
-            result, then = result.result, result.then
-        try:
-            data = self._encoder.response(msg.id, None if result is UNSET else result)
-        except (TypeError, ValueError):
-            log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
-            await self._reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
-            return
-        await self._send_quiet(self._follow_ups(data, then) if then else data)
-
-    def _follow_ups(self, response: bytes, then: Sequence[tuple[str, Any]]) -> list[bytes]:
-        """The response and the encoded notifications of a :class:`Reply` (one queue item)."""
-        items = [response]
-        for method, params in then:
-            try:
-                items.append(self._encoder.notification(method, params))
-            except (TypeError, ValueError):
-                log.exception("%s: follow-up %s cannot be encoded", self.name, method)
-        return items
-
-    async def _reply_error(
-        self, id: Id | None, code: int, message: str, data: Any = UNSET
-    ) -> None:
-        try:
-            out = self._encoder.error(id, code, message, data)
-        except (TypeError, ValueError):
-            log.exception("%s: error data for request %r cannot be encoded", self.name, id)
-            out = self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self.dialect.internal_error)
-        await self._send_quiet(out)
-
-    async def _send_quiet(self, data: _Item) -> None:
-        # replies end a handler (or come from the reader, which reads on)
-        try:
-            await self._send_then_wait(data)
-        except ConnectionClosed:
-            log.debug("%s: reply dropped, connection closed", self.name)

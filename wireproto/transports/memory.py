@@ -1,7 +1,9 @@
 """In-memory transport: two linked message streams, for tests and embedding.
 
 Each direction is a bounded anyio memory channel carrying whole messages, so
-a slow reader makes the writer wait exactly as a full pipe would.
+a slow reader makes the writer wait exactly as a full pipe would. Like every
+transport, it delivers a message without the ``\\n`` terminator the codec
+appends (a trailing newline is dropped on send; nothing else is touched).
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ __all__ = ["MemoryStream", "memory_pair"]
 class MemoryStream(StapledObjectStream[bytes]):
     """One end of an in-memory connection (an ``ObjectStream[bytes]``)."""
 
+    async def send(self, item: bytes) -> None:
+        """Send one message (without its trailing ``\\n``), waiting while the buffer is full."""
+        await self.send_stream.send(item[:-1] if item.endswith(b"\n") else item)
+
     async def send_many(self, items: Sequence[bytes]) -> None:
         """Send several messages in order."""
+        send = self.send_stream.send
         for item in items:
-            await self.send_stream.send(item)
+            await send(item[:-1] if item.endswith(b"\n") else item)
 
 
 def memory_pair(max_buffer: int = 64) -> tuple[MemoryStream, MemoryStream]:

@@ -127,3 +127,22 @@ async def test_set_model_is_never_advertised(acp: OpenAcp) -> None:
     async with acp() as client:
         result = await client.initialize()
     assert "model" not in str(result["agentCapabilities"]).lower()
+
+
+async def test_requests_before_initialize_are_invalid(acp: OpenAcp, tmp_path: Any) -> None:
+    """acp.md §3/§25.1: initialize comes first (-32600, as the TS SDK's router answers)."""
+    async with acp() as client:
+        early = [
+            await client.error("session/new", {"cwd": str(tmp_path), "mcpServers": []}),
+            await client.error("session/list", {}),
+            await client.error("authenticate", {"methodId": "login"}),
+            await client.error("session/new", {"cwd": 5}),  # before its params are judged
+        ]
+        await client.notify("session/cancel", {"sessionId": "sess_x"})  # ignored
+        unknown = await client.error("nonsense", {})
+        await client.initialize()
+        listed = await client.result("session/list", {})
+    assert [e["code"] for e in early] == [-32600] * 4
+    assert all("initialize" in e["message"] for e in early)
+    assert unknown["code"] == -32601
+    assert listed == {"sessions": []}

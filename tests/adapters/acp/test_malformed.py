@@ -40,8 +40,11 @@ async def test_a_batch_gets_one_invalid_request_and_nothing_runs(
         msg = await client.next()
         assert msg == {"jsonrpc": "2.0", "id": None,
                        "error": {"code": -32600, "message": "Invalid request"}}
-        listed = await client.nothing_before()
-    assert listed["result"]["sessions"] == []
+        early = await client.nothing_before()  # the batch's initialize did not run
+        await client.initialize()
+        listed = await client.result("session/list", {})  # nor did its session/new
+    assert early["error"]["code"] == -32600
+    assert listed["sessions"] == []
 
 
 @pytest.mark.parametrize(
@@ -110,6 +113,7 @@ async def test_invalid_params_name_the_path(
 
 async def test_null_params_are_invalid(acp: OpenAcp) -> None:
     async with acp() as client:
+        await client.initialize()
         await client.send({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": None})
         msg = await client.next()
     assert msg["error"]["code"] == -32602

@@ -6,6 +6,7 @@ IO-55; demo behaviour: demo-agent.md.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +45,12 @@ async def test_echo_streams_chunks_of_one_message(acp: OpenAcp, workdir: Path) -
     assert turn[0]["messageId"] != again[0]["messageId"]  # a new id per reply
 
 
-async def test_content_blocks_are_rendered_in_order(acp: OpenAcp, workdir: Path) -> None:
+async def test_content_blocks_are_rendered_in_order(
+    acp: OpenAcp, workdir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocks = [
         {"type": "text", "text": "Look:"},
         {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
-        {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},
         {"type": "resource", "resource": {"uri": "file:///p/a&b.py", "text": "x = 1\n",
                                           "mimeType": "text/x-python"}},
         {"type": "resource", "resource": {"uri": "file:///p/bin", "blob": "AAEC"}},
@@ -60,10 +62,28 @@ async def test_content_blocks_are_rendered_in_order(acp: OpenAcp, workdir: Path)
         response, turn = await client.prompt(sid, blocks)
     assert response["result"]["stopReason"] == "end_turn"
     assert text_of(turn) == (
-        "You said: Look:\n[image image/png]\n[audio audio/wav]\n"
+        "You said: Look:\n[image image/png]\n"
         '<resource uri="file:///p/a&amp;b.py">x = 1\n</resource>\n'
         '<resource_link uri="file:///p/spec.pdf" name="the &quot;spec&quot;"/>'
     )
+    assert any(r.levelno == logging.WARNING and "file:///p/bin" in r.getMessage()
+               for r in caplog.records)  # the blob was dropped with a warning
+
+
+async def test_content_beyond_the_prompt_capabilities_is_invalid(
+    acp: OpenAcp, workdir: Path
+) -> None:
+    """acp.md §9/§26: audio is not advertised (``promptCapabilities.audio`` false)."""
+    audio = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
+    async with acp() as client:
+        sid = await _session(client, workdir)
+        error = await client.error("session/prompt", {
+            "sessionId": sid, "prompt": [{"type": "text", "text": "hear this"}, audio]})
+        _, turn = await client.prompt(sid, "still fine")
+    assert error["code"] == -32602
+    assert error["data"]["path"] == "$.prompt[1]"
+    assert "audio" in error["message"]
+    assert text_of(turn) == "You said: still fine"  # the refused prompt left no trace
 
 
 async def test_help_lists_the_advertised_commands(acp: OpenAcp, workdir: Path) -> None:

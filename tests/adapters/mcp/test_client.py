@@ -115,6 +115,39 @@ async def test_cancelling_a_call_sends_notifications_cancelled() -> None:
         assert (await client.call_tool("after")).text == "after"
 
 
+@pytest.mark.parametrize("how", ["timeout", "cancelled"])
+async def test_initialize_is_never_cancelled(how: str) -> None:
+    """MCP: "the client MUST NOT send a cancellation for initialize"."""
+    probe = NdjsonProbe()
+    async with ToolClient(probe.stream) as client:
+        if how == "timeout":
+            with pytest.raises(TimeoutError):
+                await client.initialize(timeout=0.01)  # the probe never answers
+        else:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.initialize)
+                assert (await probe.read_json())["method"] == "initialize"
+                tg.cancel_scope.cancel()
+        assert client.initialize_result is None
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.ping)
+            messages = [await probe.read_json() for _ in range(1 if how == "cancelled" else 2)]
+            # a cancellation would have been written before initialize returned
+            assert [msg["method"] for msg in messages][-1] == "ping", messages
+            assert "notifications/cancelled" not in [msg["method"] for msg in messages]
+            await probe.write_json({"jsonrpc": "2.0", "id": messages[-1]["id"], "result": {}})
+        assert client.peer.cancel_method == "notifications/cancelled"  # restored
+        with anyio.fail_after(10):  # other requests are still cancelled as usual
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.ping)
+                ping = await probe.read_json()
+                tg.cancel_scope.cancel()
+            assert await probe.read_json() == {
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": ping["id"]}}
+    await probe.aclose()
+
+
 async def test_list_changed_reaches_the_client() -> None:
     changed = anyio.Event()
 

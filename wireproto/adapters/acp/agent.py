@@ -5,7 +5,8 @@ Theory of operation
 An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 (and so any :class:`~wireproto.agent.api.Agent`) to one ACP client over a
 :class:`~wireproto.rpc.peer.Peer`, and is the
-:class:`~wireproto.agent.api.Channel` of the sessions it opens.
+:class:`~wireproto.agent.api.Channel` of the sessions it opens (its requests
+to the client come from :class:`~.agentcalls.ClientCalls`).
 
 * **Methods** are the table built by :meth:`AgentConnection._routes`: method
   -> handler and params decoder. Params are decoded once, leniently, into the
@@ -15,16 +16,29 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
   unknown notifications are ignored. ``session/set_model`` (unstable, never
   advertised) shares the option dispatcher with ``session/set_mode`` and
   ``session/set_config_option``.
-* **Errors** of the agent API map through :data:`ERROR_CODES`.
+* **Initialization first** (acp.md §3, §25.1): until an ``initialize`` has
+  been answered, every other request of the table is answered ``-32600``
+  (as the TypeScript SDK's protocol router does) and notifications are
+  ignored. A second ``initialize`` is answered again (the client's new
+  capabilities replace the old ones).
+* **Prompt content** is checked against what :data:`AGENT_CAPABILITIES`
+  advertises (table :data:`PROMPT_GATES`): an ``audio`` block (not
+  advertised) answers ``-32602`` naming the block, as acp.md §26 lists
+  "unsupported prompt content" under invalid params.
+* **Errors** of the agent API map through :data:`ERROR_CODES`; ACP has no
+  code for :class:`~wireproto.errors.Busy` (a second prompt while a turn
+  runs), so it answers the implementation-defined :data:`BUSY_CODE`
+  (``-32001``).
 * **Ordering.** Updates of a session being set up (``session/new``,
   ``load``, ``resume``) are held back until the response: the handler returns
   a :class:`~wireproto.rpc.router.Reply` whose follow-ups (the
   ``available_commands_update``, then what was held back, then notices) the
   peer writes right after the response. Replayed history (``session/load``)
   goes out before it. Option changes answer first and push
-  ``current_mode_update`` / ``config_option_update`` right after. A turn runs
-  in a task of the connection while its ``session/prompt`` handler waits, so
-  every update of the turn is queued before the response.
+  ``current_mode_update`` / ``config_option_update`` right after. Turns run
+  in the connection's :class:`~.agentturns.TurnRunner` while their
+  ``session/prompt`` handler waits, so every update of a turn is queued
+  before the response.
 * **Cancellation.** ``session/cancel`` cancels the named session's turn
   (the prompt answers ``cancelled``); the turn's pending client requests are
   abandoned and get ``$/cancel_request`` (the peer sends it when the awaiting
@@ -37,12 +51,11 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -51,20 +64,11 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import codec, extra, translate
 from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.agentcalls import ClientCalls
+from wireproto.adapters.acp.agentturns import TURN_GRACE, TurnRunner
 from wireproto.adapters.acp.mcp import McpPolicy, Setup, decode_setup, dropped_notice
-from wireproto.agent.api import (
-    Approval,
-    ApprovalRequest,
-    ClientCapabilities,
-    Decision,
-    ExternalTool,
-    Question,
-    SelectOption,
-    Session,
-    ToolOutcome,
-)
-from wireproto.agent.content import ContentBlock
-from wireproto.agent.events import Event, StopReason
+from wireproto.agent.api import ClientCapabilities, SelectOption, Session
+from wireproto.agent.events import Event
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.turn import new_id
 from wireproto.errors import (
@@ -74,9 +78,7 @@ from wireproto.errors import (
     ConnectionClosed,
     InvalidArgument,
     InvalidMessage,
-    LocalProtocolError,
     NotFound,
-    RemoteProtocolError,
     RpcError,
 )
 from wireproto.jsonrpc.codec import ACP_DIALECT, validation_error_data
@@ -85,15 +87,16 @@ from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Decode, Reply, Router
 
 __all__ = [
+    "AGENT_CAPABILITIES",
     "BUSY_CODE",
     "ERROR_CODES",
+    "PROMPT_GATES",
     "PROTOCOL_VERSIONS",
     "SHUTDOWN_BUDGET",
     "AgentConnection",
 ]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 PROTOCOL_VERSIONS = (1,)
 """ACP versions this side speaks; a client's other version is answered with the latest."""
@@ -111,13 +114,32 @@ ERROR_CODES: dict[type[AgentError], int] = {
 }
 """Agent API error -> ACP error code (others: -32603)."""
 
+AGENT_CAPABILITIES = S.AgentCapabilities(
+    load_session=True,
+    prompt_capabilities=S.PromptCapabilities(image=True, audio=False, embedded_context=True),
+    mcp_capabilities=S.McpCapabilities(http=True, sse=True),
+    session_capabilities=S.SessionCapabilities(
+        list_=S.SessionListCapabilities(), resume=S.SessionResumeCapabilities(),
+        close=S.SessionCloseCapabilities(), delete=S.SessionDeleteCapabilities(),
+    ),
+)
+"""What ``initialize`` advertises (``sessionCapabilities.delete`` only when the
+agent supports deleting)."""
+
+PROMPT_GATES: dict[type, str] = {
+    S.ImageContent: "image",
+    S.AudioContent: "audio",
+    S.EmbeddedResource: "embedded_context",
+}
+"""Prompt block class -> the ``promptCapabilities`` flag that allows it (others:
+always allowed)."""
+
 UPDATE = "session/update"
 
 SHUTDOWN_BUDGET = 5.0
 """Seconds :meth:`AgentConnection.serve` may take to shut down."""
-_TURN_GRACE = 2.0  # running turns to end after their cancellation
 _HANDLER_GRACE = 1.0  # handlers to answer, sessions to close
-_FLUSH = SHUTDOWN_BUDGET - _TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
+_FLUSH = SHUTDOWN_BUDGET - TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
 
 _AUTH_REQUIRED = "Authentication required"
 
@@ -158,19 +180,7 @@ def _set(value: Any) -> Any:
     return UNSET if value is None else value
 
 
-@dataclasses.dataclass
-class _TurnBox:
-    """One ``session/prompt`` in flight: its turn task and outcome."""
-
-    session: Session
-    content: list[ContentBlock]
-    done: anyio.Event = dataclasses.field(default_factory=anyio.Event)
-    cancelled: bool = False  # cancelled before the turn started
-    stop: StopReason = StopReason.CANCELLED
-    error: BaseException | None = None
-
-
-class AgentConnection:
+class AgentConnection(ClientCalls):
     """Serve a :class:`~wireproto.agent.runtime.Runtime` to one ACP client.
 
     Args:
@@ -182,7 +192,9 @@ class AgentConnection:
 
     Attributes:
         capabilities: what the client declared (set by ``initialize``).
+        initialized: whether an ``initialize`` was answered.
         authenticated: whether ``authenticate`` succeeded on this connection.
+        turns: the running prompt turns.
         router: the method table (see :meth:`_routes`).
     """
 
@@ -199,12 +211,12 @@ class AgentConnection:
         self.name = name
         self.policy = McpPolicy(allow_stdio=allow_client_stdio_mcp)
         self.require_auth = require_auth or self.agent.require_auth
+        self.initialized = False
         self.authenticated = False
         self.capabilities = ClientCapabilities()
+        self.turns = TurnRunner(runtime, name)
         self._ctx = translate.Context(self.capabilities, self.agent.options)
         self._peer: Peer | None = None
-        self._turn_group: anyio.abc.TaskGroup | None = None
-        self._turns: dict[str, _TurnBox] = {}
         self._setup: dict[str, list[S.SessionNotification]] = {}
         self.router = self._routes()
 
@@ -231,10 +243,23 @@ class AgentConnection:
             requests.append(("session/delete", self._delete, _params(S.DeleteSessionRequest)))
         router = Router()
         for method, handler, decode in requests:
+            if method != "initialize":
+                decode = self._after_initialize(decode)
             router.add(method, self._mapped(handler), decode=decode)
         router.add("session/cancel", self._mapped(self._cancel), notification=True,
                    decode=_params(S.CancelNotification))
         return router
+
+    def _after_initialize(self, decode: Decode) -> Decode:
+        """``decode``, refusing with ``-32600`` until ``initialize`` was answered."""
+
+        def run(raw: msgspec.Raw) -> Any:
+            if not self.initialized:
+                raise InvalidMessage(ErrorCode.INVALID_REQUEST,
+                                     "Invalid request: initialize must come first")
+            return decode(raw)
+
+        return run
 
     @staticmethod
     def _mapped(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -274,8 +299,7 @@ class AgentConnection:
         abrupt: turns are cancelled and sessions closed, but nothing more is
         written (use ``stop`` for a graceful end).
         """
-        async with anyio.create_task_group() as turns:
-            self._turn_group = turns
+        async with self.turns.running():
             try:
                 async with Peer(
                     stream, self.router, dialect=ACP_DIALECT, cancel_method="$/cancel_request",
@@ -285,9 +309,8 @@ class AgentConnection:
                     try:
                         await self._until_done(peer, stop)
                     finally:  # sessions are closed even when cancelled from outside
-                        await self._shut_down(peer, turns)
+                        await self._shut_down(peer)
             finally:
-                turns.cancel_scope.cancel()
                 self._peer = None
 
     @staticmethod
@@ -302,18 +325,10 @@ class AgentConnection:
             if stop is not None:
                 tg.start_soon(watch, stop.wait)
 
-    async def _shut_down(self, peer: Peer, turns: anyio.abc.TaskGroup) -> None:
+    async def _shut_down(self, peer: Peer) -> None:
         with anyio.CancelScope(shield=True):
-            log.debug("%s: shutting down (%d turns running)", self.name, len(self._turns))
-            boxes = list(self._turns.values())
-            for box in boxes:
-                self._cancel_turn(box)
-            with anyio.move_on_after(_TURN_GRACE):
-                for box in boxes:
-                    await box.done.wait()
-            if not all(box.done.is_set() for box in boxes):
-                log.warning("%s: turns did not end in time; cancelling them", self.name)
-                turns.cancel_scope.cancel()
+            log.debug("%s: shutting down (%d turns running)", self.name, len(self.turns))
+            await self.turns.stop(TURN_GRACE)
             with anyio.move_on_after(_HANDLER_GRACE):
                 await peer.wait_idle()
             with anyio.move_on_after(_HANDLER_GRACE):
@@ -322,17 +337,11 @@ class AgentConnection:
     # ------------------------------------------------------ initialization
 
     def _agent_capabilities(self) -> S.AgentCapabilities:
-        marker = S.SessionDeleteCapabilities() if self.agent.supports_delete else UNSET
-        return S.AgentCapabilities(
-            load_session=True,
-            prompt_capabilities=S.PromptCapabilities(image=True, audio=False,
-                                                     embedded_context=True),
-            mcp_capabilities=S.McpCapabilities(http=True, sse=True),
-            session_capabilities=S.SessionCapabilities(
-                list_=S.SessionListCapabilities(), resume=S.SessionResumeCapabilities(),
-                close=S.SessionCloseCapabilities(), delete=marker,
-            ),
-        )
+        if self.agent.supports_delete:
+            return AGENT_CAPABILITIES
+        sessions = msgspec.structs.replace(AGENT_CAPABILITIES.session_capabilities,
+                                           delete=UNSET)
+        return msgspec.structs.replace(AGENT_CAPABILITIES, session_capabilities=sessions)
 
     async def _initialize(self, p: S.InitializeRequest) -> S.InitializeResponse:
         info = p.client_info if isinstance(p.client_info, S.Implementation) else None
@@ -343,6 +352,7 @@ class AgentConnection:
             version = max(PROTOCOL_VERSIONS)
         log.info("%s: client %s %s, protocol %d", self.name, self.capabilities.name or "?",
                  self.capabilities.version or "?", version)
+        self.initialized = True
         return S.InitializeResponse(
             protocol_version=version,
             agent_capabilities=self._agent_capabilities(),
@@ -462,49 +472,19 @@ class AgentConnection:
 
     async def _prompt(self, p: S.PromptRequest) -> S.PromptResponse:
         session = self._own(p.session_id)
-        if p.session_id in self._turns or session.turn is not None:
-            raise Busy("An agent turn is already in progress")
-        assert self._turn_group is not None
-        box = _TurnBox(session, translate.prompt_in(p.prompt))
-        self._turns[session.id] = box
-        self._turn_group.start_soon(self._run_turn, box)
-        try:
-            await box.done.wait()
-        except anyio.get_cancelled_exc_class():  # $/cancel_request, or shutting down
-            with anyio.CancelScope(shield=True), anyio.move_on_after(_TURN_GRACE):
-                self._cancel_turn(box)
-                await box.done.wait()
-            raise
-        if isinstance(box.error, ConnectionClosed):
-            raise RpcError(ErrorCode.INTERNAL_ERROR, "The connection closed during the turn")
-        if box.error is not None:
-            raise box.error
-        return S.PromptResponse(stop_reason=translate.STOP_REASONS[box.stop])
-
-    async def _run_turn(self, box: _TurnBox) -> None:
-        try:
-            if not box.cancelled:
-                box.stop = await self.runtime.prompt(box.session, box.content)
-        except ConnectionClosed as exc:
-            log.warning("%s: turn of %s failed: %s", self.name, box.session.id, exc)
-            box.error = exc
-        except Exception as exc:
-            box.error = exc
-        finally:
-            if self._turns.get(box.session.id) is box:
-                del self._turns[box.session.id]
-            box.done.set()
-
-    def _cancel_turn(self, box: _TurnBox) -> None:
-        box.cancelled = True
-        self.runtime.cancel(box.session)
+        allowed = AGENT_CAPABILITIES.prompt_capabilities
+        for index, block in enumerate(p.prompt):
+            flag = PROMPT_GATES.get(type(block))
+            if flag is not None and not getattr(allowed, flag):
+                reason = f"{type(block).__struct_config__.tag} content is not supported"
+                raise RpcError(ErrorCode.INVALID_PARAMS, f"Invalid params: {reason}",
+                               {"path": f"$.prompt[{index}]", "reason": reason})
+        stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
+        return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
 
     async def _cancel(self, p: S.CancelNotification) -> None:
-        box = self._turns.get(p.session_id)
-        if box is None:
+        if not self.turns.cancel(p.session_id):
             log.debug("%s: cancel for %s: no turn running", self.name, p.session_id)
-            return
-        self._cancel_turn(box)
 
     # ------------------------------------------------------------- options
 
@@ -563,83 +543,3 @@ class AgentConnection:
                 held.append(note)
             else:
                 await self.peer.notify(UPDATE, note)
-
-    async def _client_call(self, method: str, params: Any, result_type: type[T]) -> T:
-        raw = await self.peer.request(method, params, result_type=msgspec.Raw)
-        try:
-            return codec.decode(raw, result_type)
-        except msgspec.DecodeError as exc:
-            raise RemoteProtocolError(f"invalid result of {method}: {exc}") from exc
-
-    async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
-        """Ask with ``session/request_permission``; a failure or ``cancelled`` rejects."""
-        params = S.RequestPermissionRequest(
-            session_id=session.id,
-            tool_call=S.ToolCallUpdate(
-                tool_call_id=request.tool_call_id, title=request.title or request.description,
-                status="pending", content=translate.tool_content(request.display) or UNSET,
-            ),
-            options=list(translate.PERMISSION_OPTIONS),
-        )
-        try:
-            response = await self._client_call(
-                "session/request_permission", params, S.RequestPermissionResponse
-            )
-        except (RpcError, RemoteProtocolError) as exc:
-            log.warning("%s: permission request failed, rejecting: %s", self.name, exc)
-            return Approval(Decision.REJECT, "the permission request failed")
-        outcome = response.outcome
-        if isinstance(outcome, S.CancelledPermissionOutcome):
-            return Approval(Decision.REJECT, "cancelled")
-        decision = translate.DECISION_OF_OPTION.get(outcome.option_id)
-        if decision is None:
-            log.warning("%s: unknown permission option %r, rejecting", self.name,
-                        outcome.option_id)
-            return Approval(Decision.REJECT, "unknown option")
-        return Approval(decision)
-
-    async def read_text_file(self, session: Session, path: str) -> str:
-        """Read through ``fs/read_text_file`` (only when the client advertised it).
-
-        Raises:
-            LocalProtocolError: the client did not advertise it.
-            RpcError: the client refused.
-            RemoteProtocolError: an invalid answer.
-        """
-        if not self.capabilities.read_text_file:
-            raise LocalProtocolError("the client cannot read files")
-        response = await self._client_call(
-            "fs/read_text_file", S.ReadTextFileRequest(session_id=session.id, path=path),
-            S.ReadTextFileResponse,
-        )
-        return response.content
-
-    async def write_text_file(self, session: Session, path: str, content: str) -> None:
-        """Write through ``fs/write_text_file`` (only when the client advertised it).
-
-        Raises:
-            LocalProtocolError: the client did not advertise it.
-            RpcError: the client refused.
-        """
-        if not self.capabilities.write_text_file:
-            raise LocalProtocolError("the client cannot write files")
-        await self.peer.request(  # the result ({} or, from some clients, null) is ignored
-            "fs/write_text_file",
-            S.WriteTextFileRequest(session_id=session.id, path=path, content=content),
-        )
-
-    async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
-        """ACP has no questions: always dismissed (``[]``)."""
-        return []
-
-    async def call_tool(
-        self, session: Session, call_id: str, tool: ExternalTool, arguments: Any
-    ) -> ToolOutcome:
-        """ACP clients provide no tools: an error outcome."""
-        return ToolOutcome(True, "", "External tools are not available over ACP")
-
-    async def run_hook(
-        self, session: Session, event: str, target: str, input: dict[str, Any]
-    ) -> tuple[bool, str]:
-        """ACP has no hooks: allowed."""
-        return True, ""

@@ -5,7 +5,8 @@ Theory of operation
 ``async with ToolClient(stream) as client`` runs a
 :class:`~wireproto.rpc.peer.Peer` with the MCP dialect; a request that is
 cancelled or times out sends ``notifications/cancelled`` (the peer's
-cancellation, param ``requestId``). :meth:`ToolClient.initialize` performs
+cancellation, param ``requestId``), except ``initialize``, which the MCP
+specification says must never be cancelled. :meth:`ToolClient.initialize` performs
 the handshake: ``initialize`` with the preferred version, a check that the
 server's answer is one this client speaks (otherwise
 :class:`~wireproto.errors.RemoteProtocolError`: the caller should
@@ -148,16 +149,24 @@ class ToolClient:
             RemoteProtocolError: the server chose a version this client does
                 not speak (close the connection), or answered nonsense.
             RpcError: the server answered with an error.
-            TimeoutError: no answer within ``timeout`` seconds.
+            TimeoutError: no answer within ``timeout`` seconds (no
+                cancellation is sent for ``initialize``; close the connection).
         """
         params = m.InitializeParams(
             protocol_version=self.offered_version,
             capabilities=m.ClientCapabilities(),
             client_info=self.client_info,
         )
-        result = await self.peer.request(
-            "initialize", params, result_type=m.InitializeResult, timeout=timeout
-        )
+        peer = self.peer
+        # MCP forbids cancelling initialize: the peer sends no cancellation
+        # while the handshake is pending (nothing else may be in flight then).
+        cancel_method, peer.cancel_method = peer.cancel_method, None
+        try:
+            result = await peer.request(
+                "initialize", params, result_type=m.InitializeResult, timeout=timeout
+            )
+        finally:
+            peer.cancel_method = cancel_method
         if result.protocol_version not in self.versions:
             raise RemoteProtocolError(
                 f"the MCP server chose protocol version {result.protocol_version!r}; "

@@ -1,0 +1,91 @@
+"""The exception tree of ``wireproto.errors``: the drawn tree is the real one."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from wireproto import errors
+from wireproto.errors import (
+    ConnectionClosed,
+    InvalidMessage,
+    InvalidVersion,
+    LocalProtocolError,
+    MessageTooLarge,
+    RemoteProtocolError,
+    RequestCancelled,
+    RpcError,
+    WireprotoError,
+)
+from wireproto.jsonrpc.messages import ErrorCode
+
+
+def drawn_tree() -> dict[str, str]:
+    """Class name -> parent name, as the module docstring draws them."""
+    assert errors.__doc__ is not None
+    parents: dict[str, str] = {}
+    stack: list[tuple[int, str]] = [(-1, "WireprotoError")]
+    for line in errors.__doc__.splitlines():
+        match = re.search(r"[├└]── ([A-Z]\w+)", line)
+        if match is None:
+            continue
+        depth = match.start()
+        while stack[-1][0] >= depth:
+            stack.pop()
+        parents[match.group(1)] = stack[-1][1]
+        stack.append((depth, match.group(1)))
+    return parents
+
+
+def test_the_docstring_draws_every_exception_with_its_real_parent() -> None:
+    drawn = drawn_tree()
+    classes = {
+        name: obj
+        for name, obj in vars(errors).items()
+        if isinstance(obj, type) and issubclass(obj, WireprotoError) and obj is not WireprotoError
+    }
+    assert set(drawn) == set(classes) == set(errors.__all__) - {"WireprotoError"}
+    for name, parent in drawn.items():
+        assert classes[name].__bases__[0].__name__ == parent, name
+
+
+def test_blame_is_built_into_the_tree() -> None:
+    assert issubclass(InvalidMessage, RemoteProtocolError)
+    assert issubclass(MessageTooLarge, RemoteProtocolError)
+    assert not issubclass(LocalProtocolError, RemoteProtocolError)
+    assert issubclass(InvalidVersion, ValueError)
+    for cls in (ConnectionClosed, RpcError, LocalProtocolError, RemoteProtocolError):
+        assert issubclass(cls, WireprotoError)
+
+
+def test_rpc_errors_carry_the_json_rpc_error_object() -> None:
+    err = RpcError(-32002, "Resource not found", {"uri": "x"})
+    assert (err.code, err.message, err.data) == (-32002, "Resource not found", {"uri": "x"})
+    assert repr(err) == "RpcError(-32002, 'Resource not found', {'uri': 'x'})"
+    cancelled = RequestCancelled()
+    assert isinstance(cancelled, RpcError)
+    assert (cancelled.code, cancelled.message, cancelled.data) == (
+        ErrorCode.REQUEST_CANCELLED, "Request cancelled", None
+    )
+
+
+def test_invalid_message_carries_its_answer() -> None:
+    exc = InvalidMessage(-32600, "Invalid request", id="7", reply=False)
+    assert (exc.code, exc.message, exc.data, exc.id, exc.reply) == (
+        -32600, "Invalid request", None, "7", False
+    )
+    with pytest.raises(RemoteProtocolError):
+        raise exc
+    assert MessageTooLarge(64).max_bytes == 64
+
+
+def test_error_codes_are_the_standard_ones() -> None:
+    assert {code.name: int(code) for code in ErrorCode} == {
+        "PARSE_ERROR": -32700,
+        "INVALID_REQUEST": -32600,
+        "METHOD_NOT_FOUND": -32601,
+        "INVALID_PARAMS": -32602,
+        "INTERNAL_ERROR": -32603,
+        "REQUEST_CANCELLED": -32800,
+    }

@@ -1,0 +1,283 @@
+"""Inbound requests: admission, handler tasks, answers (a part of the peer).
+
+Theory of operation
+-------------------
+The peer's reader hands every inbound request to :meth:`HandlerPool.admit`,
+which never waits for a handler:
+
+=================================  ==========================================
+no route (or a notification route)  answered ``-32601`` at once
+fewer than ``max_concurrency``      handled now, by a parked handler task if
+handled                             one is idle (cheaper than a new task)
+the backlog has room                queued; a handler task that finishes
+                                    takes the oldest one
+otherwise                           answered ``overload_code`` at once
+=================================  ==========================================
+
+Each request runs in its own cancel scope, registered by id so that an
+inbound cancellation (:meth:`HandlerPool.cancel`) can cancel it; a request
+still in the backlog is removed instead. Every admitted request is answered
+exactly once: with its result, its :class:`~wireproto.errors.RpcError`,
+``-32602`` for params that do not decode, ``-32603`` (details only in the
+log) for any other exception, or ``-32800`` when it was cancelled without
+returning a result (not at all when the dialect says a cancelled request is
+never answered, e.g. MCP).
+
+Closing (:meth:`HandlerPool.close`) cancels every running request and makes
+the requests of the backlog, and any admitted later, answer ``-32800``
+without running (whatever the dialect: the peer did not cancel them). The
+answers are queued for the writer, which flushes them within the peer's
+budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import anyio
+import anyio.abc
+from msgspec import UNSET
+
+from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
+from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
+from wireproto.jsonrpc.messages import ErrorCode, Id, Request
+from wireproto.rpc._writer import Item, Writer
+from wireproto.rpc.router import Reply, Route
+
+__all__ = ["HandlerPool"]
+
+log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
+
+
+class _Idle:
+    """A handler task parked between requests, waiting to be handed the next one."""
+
+    __slots__ = ("event", "job")
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.job: tuple[Request, Route] | None = None
+
+
+class HandlerPool:
+    """The handler tasks of one peer and the bounded backlog in front of them.
+
+    Args:
+        writer: where answers go.
+        decoder / encoder: the peer's codec.
+        max_concurrency: requests handled at once.
+        backlog: requests waiting beyond ``max_concurrency``.
+        overload_code: the error code answering a request beyond the backlog.
+        name: a label for log lines.
+    """
+
+    def __init__(
+        self,
+        writer: Writer,
+        decoder: Decoder,
+        encoder: Encoder,
+        *,
+        max_concurrency: int,
+        backlog: int,
+        overload_code: int,
+        name: str,
+    ) -> None:
+        self._writer = writer
+        self._decoder = decoder
+        self._encoder = encoder
+        self._dialect: Dialect = encoder.dialect
+        self.max_concurrency = max_concurrency
+        self.backlog_size = backlog
+        self.overload_code = overload_code
+        self.name = name
+        # request id -> its scope; a null or duplicate id is keyed by the scope itself
+        self._running: dict[Hashable, anyio.CancelScope] = {}
+        self._backlog: deque[tuple[Request, Route]] = deque()
+        self._active = 0  # handler tasks busy with a request (backlog included)
+        self._idle: list[_Idle] = []  # handler tasks waiting for the next request
+        self._quiet: anyio.Event | None = None  # set when no request is being handled
+        self._closing = False
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Run handler tasks in ``tg`` from now on."""
+        self._tg = tg
+
+    @property
+    def running(self) -> int:
+        """Requests being handled."""
+        return self._active
+
+    @property
+    def waiting(self) -> int:
+        """Requests in the backlog."""
+        return len(self._backlog)
+
+    # ------------------------------------------------------------ admission
+
+    async def admit(self, msg: Request, route: Route | None) -> None:
+        """Handle ``msg``, queue it, or answer it at once (see the table above)."""
+        if route is None or route.notification:
+            await self.reply_error(
+                msg.id, ErrorCode.METHOD_NOT_FOUND,
+                self._dialect.method_not_found.format(method=msg.method),
+            )
+        elif self._closing:
+            await self._reply_cancelled(msg.id)
+        elif self._active < self.max_concurrency:
+            self._active += 1
+            if self._idle:  # reuse a parked handler task: far cheaper than a new one
+                idle = self._idle.pop()
+                idle.job = (msg, route)
+                idle.event.set()
+            else:
+                assert self._tg is not None
+                self._tg.start_soon(self._serve, msg, route)
+        elif len(self._backlog) < self.backlog_size:
+            self._backlog.append((msg, route))
+        else:
+            log.warning("%s: overloaded, refusing %s", self.name, msg.method)
+            await self.reply_error(msg.id, self.overload_code, "Server overloaded")
+
+    async def cancel(self, rid: Id) -> bool:
+        """Cancel the request with id ``rid``; return whether there was one.
+
+        A running handler is cancelled (and answers for itself); a request
+        still in the backlog is removed and answered ``-32800`` (when the
+        dialect answers cancelled requests).
+        """
+        scope = self._running.get((type(rid), rid))
+        if scope is not None:
+            scope.cancel()
+            return True
+        for i, (req, _) in enumerate(self._backlog):
+            if req.id == rid and type(req.id) is type(rid):
+                del self._backlog[i]
+                if self._dialect.answer_cancelled:
+                    await self._reply_cancelled(rid)
+                return True
+        return False
+
+    def close(self) -> None:
+        """Cancel every running request; later and queued ones answer ``-32800``."""
+        self._closing = True
+        for scope in self._running.values():
+            scope.cancel()
+
+    async def wait_idle(self) -> None:
+        """Wait until no request is being handled or waiting in the backlog."""
+        while self._active:
+            if self._quiet is None:
+                self._quiet = anyio.Event()
+            await self._quiet.wait()
+
+    def _handler_done(self) -> None:
+        self._active -= 1
+        if not self._active and self._quiet is not None:
+            self._quiet.set()
+            self._quiet = None
+
+    # ------------------------------------------------------------- handling
+
+    async def _serve(self, msg: Request, route: Route) -> None:
+        # Counted in _active while handling; parked in _idle between requests
+        # (a handler task lives until the peer closes; at most max_concurrency).
+        idle: _Idle | None = None
+        try:
+            while True:
+                await self._handle(msg, route)
+                if self._backlog:
+                    msg, route = self._backlog.popleft()
+                    continue
+                self._handler_done()
+                idle = _Idle()
+                self._idle.append(idle)
+                await idle.event.wait()
+                assert idle.job is not None
+                msg, route = idle.job
+                idle = None
+        finally:
+            if idle is None or idle.job is not None:  # (handed a request while cancelled)
+                self._handler_done()
+            else:
+                self._idle.remove(idle)
+
+    async def _handle(self, msg: Request, route: Route) -> None:
+        if self._closing:  # admitted before the close: answered, never run
+            await self._reply_cancelled(msg.id)
+            return
+        scope = anyio.CancelScope()
+        key: Hashable = (type(msg.id), msg.id)
+        if msg.id is None or key in self._running:
+            key = scope  # not cancellable by id, but still by close()
+        self._running[key] = scope
+        result: Any = UNSET
+        try:
+            with scope:
+                params = self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
+                result = await route.handler(params)
+        except InvalidMessage as exc:
+            await self.reply_error(msg.id, exc.code, exc.message, exc.data)
+            return
+        except RpcError as exc:
+            data = UNSET if exc.data is None else exc.data
+            await self.reply_error(msg.id, exc.code, exc.message, data)
+            return
+        except Exception:
+            log.exception("%s: handler for %s failed", self.name, msg.method)
+            await self.reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
+            return
+        finally:
+            del self._running[key]
+        if scope.cancelled_caught and result is UNSET:
+            if self._dialect.answer_cancelled or self._closing:
+                await self._reply_cancelled(msg.id)
+            return
+        then: Sequence[tuple[str, Any]] = ()
+        if type(result) is Reply:
+            result, then = result.result, result.then
+        try:
+            data = self._encoder.response(msg.id, None if result is UNSET else result)
+        except (TypeError, ValueError):
+            log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
+            await self.reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
+            return
+        await self._send_quiet(self._follow_ups(data, then) if then else data)
+
+    def _follow_ups(self, response: bytes, then: Sequence[tuple[str, Any]]) -> list[bytes]:
+        """The response and the encoded notifications of a :class:`Reply` (one queue item)."""
+        items = [response]
+        for method, params in then:
+            try:
+                items.append(self._encoder.notification(method, params))
+            except (TypeError, ValueError):
+                log.exception("%s: follow-up %s cannot be encoded", self.name, method)
+        return items
+
+    # -------------------------------------------------------------- answers
+
+    async def reply_error(
+        self, id: Id | None, code: int, message: str, data: Any = UNSET
+    ) -> None:
+        """Queue an error answer; dropped (logged) when the connection is closed."""
+        try:
+            out = self._encoder.error(id, code, message, data)
+        except (TypeError, ValueError):
+            log.exception("%s: error data for request %r cannot be encoded", self.name, id)
+            out = self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
+        await self._send_quiet(out)
+
+    async def _reply_cancelled(self, id: Id | None) -> None:
+        await self.reply_error(id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+
+    async def _send_quiet(self, data: Item) -> None:
+        # answers end a handler (or come from the reader, which reads on)
+        try:
+            await self._writer.send_soon(data)
+        except ConnectionClosed:
+            log.debug("%s: reply dropped, connection closed", self.name)
