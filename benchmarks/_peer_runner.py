@@ -20,6 +20,8 @@ Each measurement is repeated and the medians reported; a warm-up runs first.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
@@ -36,6 +38,9 @@ class Client(Protocol):
 
     received: int
     """Notifications handled so far (typed and validated by the contender)."""
+
+    server_pid: int | None
+    """The server child's pid, for its CPU time (``None``: the server runs in-process)."""
 
     async def call(self) -> None:
         """One cheap request (``session/set_mode``), waiting for its typed result."""
@@ -99,6 +104,34 @@ async def _notifications(client: Client, count: int) -> float:
     return count / elapsed
 
 
+def _cpu_seconds(pid: int | None) -> float:
+    """CPU time (user + system) used so far by this process, or by ``pid`` (Linux)."""
+    if pid is None:
+        return time.process_time()
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return math.nan
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class _CpuMeter:
+    """CPU microseconds per operation spent by the client and the server child."""
+
+    def __init__(self, server_pid: int | None) -> None:
+        self.server_pid = server_pid
+        self.samples: list[float] = []
+
+    def start(self) -> None:
+        self._t0 = (_cpu_seconds(None), _cpu_seconds(self.server_pid))
+
+    def stop(self, operations: int) -> None:
+        client = _cpu_seconds(None) - self._t0[0]
+        server = _cpu_seconds(self.server_pid) - self._t0[1] if self.server_pid else 0.0
+        self.samples.append((client + server) / operations)
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -110,19 +143,30 @@ async def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
         await client.call()
     await _throughput(client, min(args.total, 4 * IN_FLIGHT))
     await client.stream(min(args.notify, 500))
-    means, singles = [], []
+    cpu = {m: _CpuMeter(client.server_pid) for m in ("latency", "throughput", "notify")}
+    means, singles, rates, notes = [], [], [], []
     for _ in range(args.repeat):
+        cpu["latency"].start()
         mean, each = await _latency(client, args.seq)
+        cpu["latency"].stop(args.seq)
         means.append(mean)
         singles.extend(each)
-    rates = [await _throughput(client, args.total) for _ in range(args.repeat)]
-    notes = [await _notifications(client, args.notify) for _ in range(args.repeat)]
+    for _ in range(args.repeat):
+        cpu["throughput"].start()
+        rates.append(await _throughput(client, args.total))
+        cpu["throughput"].stop(args.total)
+    for _ in range(args.repeat):
+        cpu["notify"].start()
+        notes.append(await _notifications(client, args.notify))
+        cpu["notify"].stop(args.notify)
     return {
         "latency_s": {"median": median(means), "samples": means,
                       "p50_single": _percentile(singles, 0.5),
                       "p99_single": _percentile(singles, 0.99)},
         "throughput_rps": {"median": median(rates), "samples": rates},
         "notifications_ps": {"median": median(notes), "samples": notes},
+        "cpu_s_per_op": {m: {"median": median(c.samples), "samples": c.samples}
+                         for m, c in cpu.items()},
     }
 
 

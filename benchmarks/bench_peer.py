@@ -88,6 +88,10 @@ def collect(args: argparse.Namespace) -> dict[str, Any]:
             "backend": rs[0]["backend"], "notes": rs[0]["notes"],
             **{m: median(_samples(rs, m)) for m in METRICS},
             "latency_p99_single_s": median([r["results"]["latency_s"]["p99_single"] for r in rs]),
+            "cpu_s_per_op": {
+                m: median([x for r in rs for x in r["results"]["cpu_s_per_op"][m]["samples"]])
+                for m in ("latency", "throughput", "notify")
+            },
             "samples": {m: _samples(rs, m) for m in METRICS},
         }
     return summary
@@ -124,7 +128,18 @@ def report(s: dict[str, Any], analysis: dict[str, Any]) -> str:
         ])
     head = ["contender", "latency", "p99", "64 in flight", "notifications",
             "lat/sdk", "tput/sdk", "notif/sdk"]
-    out = [make_table(head, rows), "", "targets (wireproto_stdio, same run):"]
+    cpu_rows = []
+    for name, r in s.items():
+        c, rc = r["cpu_s_per_op"], rival["cpu_s_per_op"]
+        cpu_rows.append([
+            name, *(fmt_time(c[m]) for m in ("latency", "throughput", "notify")),
+            f"{c['throughput'] / rc['throughput']:.2f}x", f"{c['notify'] / rc['notify']:.2f}x",
+        ])
+    cpu_head = ["contender", "per seq. request", "per request (64)", "per notification",
+                "req vs sdk", "notif vs sdk"]
+    out = [make_table(head, rows), "",
+           "CPU time per operation, client + server processes (less sensitive to other load):",
+           make_table(cpu_head, cpu_rows), "", "targets (wireproto_stdio, same run):"]
     for name, t in analysis["targets"].items():
         out.append(f"  {name:22} {t['want']:>8}: {t['value']:.2f}x  -> {verdict(t['met'])}")
     return "\n".join(out)

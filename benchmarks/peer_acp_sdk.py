@@ -42,9 +42,10 @@ class BenchClient:
 class SdkClient:
     """Adapts the SDK connection to the runner's ``Client`` protocol."""
 
-    def __init__(self, conn: acp.ClientSideConnection, client: BenchClient) -> None:
+    def __init__(self, conn: acp.ClientSideConnection, client: BenchClient, pid: int) -> None:
         self._conn = conn
         self._client = client
+        self.server_pid: int | None = pid
 
     @property
     def received(self) -> int:
@@ -64,9 +65,9 @@ async def connect(args: Any) -> AsyncIterator[SdkClient]:
     client = BenchClient()
     async with acp.spawn_agent_process(
         client, sys.executable, CHILD, transport_kwargs={"stderr": None}  # type: ignore[arg-type]
-    ) as (conn, _process):
+    ) as (conn, process):
         await conn.initialize(protocol_version=1)
-        yield SdkClient(conn, client)
+        yield SdkClient(conn, client, process.pid)
 
 
 if __name__ == "__main__":

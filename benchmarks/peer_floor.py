@@ -45,8 +45,11 @@ class Request(msgspec.Struct, tag_field="jsonrpc", tag="2.0"):
 class FloorClient:
     """Requests multiplexed over the echo child by id."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, pid: int
+    ) -> None:
         self._reader, self._writer = reader, writer
+        self.server_pid: int | None = pid
         self._encode = msgspec.json.Encoder().encode
         self._decode = msgspec.json.Decoder(Envelope).decode
         self._pending: dict[int, asyncio.Future[None]] = {}
@@ -96,7 +99,7 @@ async def connect(args: Any) -> AsyncIterator[FloorClient]:
         limit=64 * 1024 * 1024,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    client = FloorClient(proc.stdout, proc.stdin)
+    client = FloorClient(proc.stdout, proc.stdin, proc.pid)
     reader = asyncio.create_task(client.read_loop())
     try:
         yield client

@@ -45,8 +45,9 @@ CHILD = str(Path(__file__).with_name("peer_wireproto_child.py"))
 class WireClient:
     """The client Peer, adapted to the runner's ``Client`` protocol."""
 
-    def __init__(self, peer: Peer) -> None:
+    def __init__(self, peer: Peer, server_pid: int | None) -> None:
         self._peer = peer
+        self.server_pid = server_pid
         self._set_mode = SetSessionModeRequest(session_id=SESSION_ID, mode_id="code")
         self.received = 0
 
@@ -70,7 +71,7 @@ async def _open_stream(transport: str, backend: str, tg: Any) -> AsyncIterator[A
         from wireproto.transports.subprocess import open_subprocess
 
         async with open_subprocess(child) as stream:
-            yield stream
+            yield stream, stream.pid
     elif transport == "websocket":
         from wireproto.transports.websocket import connect_websocket
 
@@ -82,14 +83,14 @@ async def _open_stream(transport: str, backend: str, tg: Any) -> AsyncIterator[A
             while not url.endswith(b"\n"):
                 url += await proc.stdout.receive(1)
             async with connect_websocket(url.decode().strip()) as stream:
-                yield stream
+                yield stream, proc.pid
             await proc.wait()
     else:
         from wireproto.transports.memory import memory_pair
 
         client_end, server_end = memory_pair(max_buffer=256)
         tg.start_soon(serve, server_end)
-        yield client_end
+        yield client_end, None
 
 
 @asynccontextmanager
@@ -97,11 +98,11 @@ async def connect(args: Any) -> AsyncIterator[WireClient]:
     """Start the server for ``args.transport`` and yield a connected client."""
     async with (
         anyio.create_task_group() as tg,
-        _open_stream(args.transport, args.backend, tg) as stream,
+        _open_stream(args.transport, args.backend, tg) as (stream, server_pid),
     ):
         router = Router()
         async with Peer(stream, router, name="bench-client", **PEER_OPTIONS) as peer:
-            client = WireClient(peer)
+            client = WireClient(peer, server_pid)
             router.add("session/update", client.on_update, notification=True,
                        decode=acp_decoder(SessionNotification))
             yield client

@@ -72,6 +72,7 @@ def test_bench_peer_json_shape() -> None:
         for metric in ("latency_s", "throughput_rps", "notifications_ps"):
             assert positive(contender[metric])
             assert contender["samples"][metric]
+        assert set(contender["cpu_s_per_op"]) == {"latency", "throughput", "notify"}
     assert set(out["targets"]) == {
         "throughput_vs_sdk", "notifications_vs_sdk", "latency_vs_sdk", "floor_vs_throughput",
     }

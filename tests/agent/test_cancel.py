@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -11,6 +12,7 @@ from wireproto.agent.api import ClientCapabilities, ExternalTool, Session, ToolO
 from wireproto.agent.content import Text
 from wireproto.agent.events import (
     AgentMessageChunk,
+    Event,
     StopReason,
     ToolCallStarted,
     ToolCallUpdated,
@@ -142,42 +144,79 @@ async def test_cancel_before_the_agent_runs(
     await assert_next_turn_works(runtime, session)
 
 
-async def test_cancel_while_a_chunk_send_is_blocked(
-    runtime: Runtime, channel: RecordingChannel, workdir: Path
-) -> None:
+class SendTracking(RecordingChannel):
+    """A recording channel that knows which events are being sent right now.
+
+    ``pause_at(predicate)`` pauses the channel just before the first event
+    that matches is delivered (so a test can stop a turn at an exact event).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sending: list[Event] = []
+        self._pause_at: Callable[[Event], bool] | None = None
+
+    def pause_at(self, predicate: Callable[[Event], bool]) -> None:
+        self._pause_at = predicate
+
+    async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
+        if self._pause_at is not None and self._pause_at(event):
+            self._pause_at = None
+            self.pause()
+        self.sending.append(event)
+        try:
+            await super().send(session, event, replay=replay)
+        finally:
+            self.sending.remove(event)
+
+
+def is_chunk(text: str | None = None) -> Callable[[Event], bool]:
+    return lambda e: isinstance(e, AgentMessageChunk) and text in (None, e.text)
+
+
+async def test_cancel_while_a_chunk_send_is_blocked(runtime: Runtime, workdir: Path) -> None:
+    channel = SendTracking()
     session = await runtime.new_session(channel, str(workdir))
+    channel.pause_at(is_chunk("tick 2"))
     outcome = Outcome()
     async with anyio.create_task_group() as tg:
         tg.start_soon(run_turn, runtime, session, "/slow 1000", outcome)
-        await channel.wait_until(lambda: "tick 1" in channel.text())
-        channel.pause()
         await channel.wait_until(lambda: channel.blocked_sends == 1)  # tick 2 is stuck
+        assert channel.text() == "tick 1"
         runtime.cancel(session)
-        # the turn now waits to deliver TurnEnded, not tick 2
-        await channel.wait_until(lambda: channel.blocked_sends == 1 and session.turn is not None)
+        # the chunk send is cancelled; the turn then waits to deliver TurnEnded
+        await channel.wait_until(lambda: [type(e) for e in channel.sending] == [TurnEnded])
+        assert channel.blocked_sends == 1 and session.turn is not None
         channel.resume()
     assert outcome.stop is StopReason.CANCELLED
     texts = [e.text for e in channel.events() if isinstance(e, AgentMessageChunk)]
     assert texts == ["tick 1"]  # the blocked chunk send was cancelled, not delivered late
     assert channel.events()[-1] == TurnEnded(stop_reason=StopReason.CANCELLED)
+    # history is what the client saw: the undelivered chunk is not replayed
+    assert runtime.store.load(session.id).events == channel.events(session.id)
     await assert_next_turn_works(runtime, session)
 
 
-async def test_a_slow_client_slows_the_turn_down(
-    runtime: Runtime, channel: RecordingChannel, workdir: Path
-) -> None:
+async def test_a_slow_client_slows_the_turn_down(runtime: Runtime, workdir: Path) -> None:
+    channel = SendTracking()
     session = await runtime.new_session(channel, str(workdir))
-    channel.pause()
+    channel.pause_at(is_chunk())
     outcome = Outcome()
     async with anyio.create_task_group() as tg:
         tg.start_soon(run_turn, runtime, session, "/big 10", outcome)
         await channel.wait_until(lambda: channel.blocked_sends == 1)
         await anyio.wait_all_tasks_blocked()
-        stored = runtime.store.load(session.id).events
-        assert [type(e) for e in stored] == [UserMessage]  # the turn waits for the client
+        # the turn waits for the client: the chunk is neither delivered nor recorded,
+        # and nothing after it was produced
+        assert [type(e) for e in channel.events()] == [UserMessage]
+        assert [type(e) for e in runtime.store.load(session.id).events] == [UserMessage]
+        assert session.turn is not None and channel.blocked_sends == 1
         channel.resume()
     assert outcome.stop is StopReason.END_TURN
     assert channel.text() == "x" * 10
+    assert [type(e) for e in runtime.store.load(session.id).events] == [
+        UserMessage, AgentMessageChunk, TurnEnded,
+    ]
 
 
 async def test_cancelling_one_session_leaves_the_other_running(

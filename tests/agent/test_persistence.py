@@ -148,7 +148,8 @@ async def test_kill_9_mid_turn_then_load_and_continue(workdir: Path) -> None:
         assert proc.stdout is not None
         lines = BufferedByteReceiveStream(proc.stdout)
         session_id = (await lines.receive_until(b"\n", 1024)).decode()
-        while await lines.receive_until(b"\n", 1024) != b"tick 3":
+        # a chunk is printed (sent), then recorded: once tick 4 is out, 1-3 are on disk
+        while await lines.receive_until(b"\n", 1024) != b"tick 4":
             pass
         proc.kill()  # SIGKILL: no cleanup, no flush, mid-turn
         assert await proc.wait() == -signal.SIGKILL

@@ -7,7 +7,6 @@ import os
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,9 @@ PID_ECHO = textwrap.dedent("""
 """)
 
 
-def _gone(pid: int, limit: float) -> bool:
-    """Whether process ``pid`` is gone (reaped or a zombie of the bridge) within ``limit`` s."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                if f.read().split(") ")[-1].startswith("Z"):
-                    return True
-        except FileNotFoundError:
-            return True
-        time.sleep(0.05)
-    return False
+def _exited(server: Any, pid: int) -> None:
+    """Wait until the bridge logged the exit of its child ``pid`` (it was reaped)."""
+    server.wait_err(rf"bridge: .* \(pid {pid}\) exited with status")
 
 
 def test_two_concurrent_clients_get_their_own_child(kit: Any, tmp_path: Path) -> None:
@@ -56,11 +46,12 @@ def test_two_concurrent_clients_get_their_own_child(kit: Any, tmp_path: Path) ->
             a.send(json.dumps({"who": "a", "n": n}))
         assert [json.loads(a.recv(timeout=20))["n"] for _ in range(4)] == [2, 3, 4, 5]
         a.close()
-        assert _gone(answers["a"]["pid"], 15)  # the child of a closed connection ends
+        _exited(server, answers["a"]["pid"])  # the child of a closed connection ends
         b.send(json.dumps({"who": "b", "n": 2}))
         assert json.loads(b.recv(timeout=20))["pid"] == answers["b"]["pid"]
+        assert f"(pid {answers['b']['pid']}) exited" not in server.err
     assert kit.stop(server) == 0
-    assert _gone(answers["b"]["pid"], 15)
+    _exited(server, answers["b"]["pid"])
 
 
 def test_bridge_refuses_without_token_and_serves_a_real_acp_agent(kit: Any) -> None:

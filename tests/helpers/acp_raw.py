@@ -3,10 +3,13 @@
 Load it with ``importlib`` (the tests have no packages), e.g. through
 ``tests/adapters/acp/conftest.py``. :class:`RawAcp` drives an agent with
 plain JSON values over any ``ObjectStream[bytes]`` (memory pair, subprocess,
-websocket) and reads back what the agent writes.
+websocket) and reads back what the agent writes. :class:`CheckedStream`
+wraps either end of a connection driven by something else (our
+``ClientConnection``) and checks the same way.
 
-Every message the agent writes is checked as it is read
-(:meth:`RawAcp.receive` raises :class:`AssertionError` on the first problem):
+:class:`Conformance` checks every message the agent writes
+(:meth:`RawAcp.receive` raises :class:`AssertionError` on the first problem;
+:class:`CheckedStream` collects the problems in ``errors``):
 
 * it validates against the official schema (``schema.json``): the params of
   agent requests and notifications, the results of responses (by the method
@@ -29,6 +32,7 @@ has a callable for the method (its return value is the result; raise
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -48,6 +52,8 @@ TURN_VARIANTS = frozenset((
 """``sessionUpdate`` values that belong to a turn (or to a replay)."""
 
 SETUP_METHODS = frozenset(("session/load", "session/resume"))
+
+log = logging.getLogger(__name__)
 
 
 class Reject(Exception):
@@ -100,7 +106,7 @@ class RawAcp:
         log: every message the agent wrote, in order.
         answers: method -> callable answering the agent's requests of that
             method automatically (params -> result; may be async).
-        capabilities: the client capabilities sent with ``initialize``.
+        conformance: the checker (it also tracks what we sent).
     """
 
     def __init__(self, stream: anyio.abc.ObjectStream[bytes], *, check: bool = True) -> None:
@@ -108,12 +114,8 @@ class RawAcp:
         self.check = check
         self.log: list[Message] = []
         self.answers: dict[str, Callable[[Any], Any]] = {}
-        self.capabilities: dict[str, Any] = {}
+        self.conformance = Conformance()
         self._ids = itertools.count()
-        self._sent: dict[tuple[type, Any], tuple[str, Any]] = {}  # id -> (method, params)
-        self._known: set[str] = set()
-        self._loading: set[str] = set()
-        self._prompting: dict[str, int] = {}
         self._taken: set[int] = set()  # indexes of log returned by next() / wait_for()
         self._first = 0  # the first index not taken
 
@@ -124,10 +126,8 @@ class RawAcp:
         await self.stream.send(data)
 
     async def send(self, message: Any) -> None:
-        """Send one JSON value (a message, or anything else); request ids are tracked."""
-        rid = message.get("id") if isinstance(message, dict) else None
-        if isinstance(rid, (int, str)) and "method" in message:
-            self._sent.setdefault((type(rid), rid), (message["method"], message.get("params")))
+        """Send one JSON value (a message, or anything else); requests are tracked."""
+        self.conformance.client_sent(message)
         await self.stream.send(msgspec.json.encode(message))
 
     async def request(self, method: str, params: Any = None, *, id: Any = None) -> Any:
@@ -136,14 +136,6 @@ class RawAcp:
         message: Message = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             message["params"] = params
-        self._sent[(type(rid), rid)] = (method, params)
-        if method == "initialize" and isinstance(params, dict):
-            self.capabilities = params.get("clientCapabilities") or {}
-        if method == "session/prompt" and isinstance(params, dict):
-            sid = params.get("sessionId")
-            self._prompting[sid] = self._prompting.get(sid, 0) + 1
-        if method in SETUP_METHODS and isinstance(params, dict):
-            self._loading.add(params.get("sessionId"))
         await self.send(message)
         return rid
 
@@ -177,7 +169,7 @@ class RawAcp:
         msg = msgspec.json.decode(raw)
         self.log.append(msg)
         if self.check:
-            self._check(msg)
+            self.conformance.agent_sent(msg)
         if "method" in msg and "id" in msg and msg["method"] in self.answers:
             await self._auto_answer(msg)
         return msg
@@ -315,15 +307,53 @@ class RawAcp:
             and (kind is None or m["params"]["update"]["sessionUpdate"] == kind)
         ]
 
-    # --------------------------------------------------------------- checks
 
-    def _cap(self, *path: str) -> Any:
-        value: Any = self.capabilities
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        return value
+class Conformance:
+    """The checks of the module docstring, for one connection.
 
-    def _check(self, msg: Message) -> None:
+    Feed it both directions: :meth:`client_sent` with every message the
+    client writes (it tracks requests, capabilities, prompts and setups),
+    :meth:`agent_sent` with every message the agent writes (it checks them).
+
+    Attributes:
+        capabilities: the client capabilities sent with ``initialize``.
+        checked: how many agent messages were checked.
+    """
+
+    def __init__(self) -> None:
+        self.capabilities: dict[str, Any] = {}
+        self.checked = 0
+        self._sent: dict[tuple[type, Any], tuple[str, Any]] = {}  # id -> (method, params)
+        self._known: set[str] = set()
+        self._loading: set[str] = set()
+        self._prompting: dict[str, int] = {}
+
+    def client_sent(self, message: Any) -> None:
+        """Track a message the client wrote (requests only; anything else is ignored)."""
+        if not isinstance(message, dict) or "method" not in message:
+            return
+        rid = message.get("id")
+        if not isinstance(rid, (int, str)):
+            return
+        method, params = message["method"], message.get("params")
+        self._sent[(type(rid), rid)] = (method, params)
+        if not isinstance(params, dict):
+            return
+        if method == "initialize":
+            self.capabilities = params.get("clientCapabilities") or {}
+        if method == "session/prompt":
+            sid = params.get("sessionId")
+            self._prompting[sid] = self._prompting.get(sid, 0) + 1
+        if method in SETUP_METHODS:
+            self._loading.add(params.get("sessionId"))
+
+    def agent_sent(self, msg: Message) -> None:
+        """Check a message the agent wrote.
+
+        Raises:
+            AssertionError: it breaks a rule.
+        """
+        self.checked += 1
         assert msg.get("jsonrpc") == "2.0", msg
         assert msg.get("params", {}) is not None, f"null params: {msg}"
         if is_response(msg):
@@ -332,6 +362,12 @@ class RawAcp:
             self._check_request(msg)
         else:
             self._check_notification(msg)
+
+    def _cap(self, *path: str) -> Any:
+        value: Any = self.capabilities
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
 
     def _schema(self, type_: Any, value: Any, what: str) -> None:
         errors = schema_errors(def_name(type_), value)
@@ -404,3 +440,63 @@ class RawAcp:
         if self._cap("session", "configOptions", "boolean") is None:
             for option in options:
                 assert option.get("type") != "boolean", f"boolean option not advertised: {option}"
+
+
+class CheckedStream(anyio.abc.ObjectStream[bytes]):
+    """One end of an ACP connection whose every message goes through :class:`Conformance`.
+
+    Args:
+        inner: the end to wrap.
+        agent_side: ``True`` for the agent's end (what it sends is checked),
+            ``False`` for the client's end (what it receives is checked).
+
+    Sends are serialized, so a test may :meth:`send` raw bytes of its own
+    while the connection writes.
+
+    Attributes:
+        conformance: the checker.
+        messages: every JSON message the agent wrote, in order.
+        errors: the rules broken, in order (the stream itself never raises
+            them: a test asserts ``errors == []`` at its end).
+    """
+
+    def __init__(self, inner: anyio.abc.ObjectStream[bytes], *, agent_side: bool) -> None:
+        self.inner = inner
+        self.agent_side = agent_side
+        self.conformance = Conformance()
+        self.errors: list[str] = []
+        self.messages: list[Any] = []
+        self._sending = anyio.Lock()
+
+    def _observe(self, data: bytes, from_agent: bool) -> None:
+        try:
+            msg = msgspec.json.decode(data)
+        except msgspec.DecodeError:
+            return  # not JSON: the peer answers it, nothing to check
+        if not from_agent:
+            self.conformance.client_sent(msg)
+            return
+        self.messages.append(msg)
+        try:
+            assert b"\n" not in data.rstrip(b"\n"), f"a raw newline inside a message: {data!r}"
+            assert isinstance(msg, dict), f"not a JSON-RPC message: {msg}"
+            self.conformance.agent_sent(msg)
+        except AssertionError as exc:
+            log.error("ACP conformance: %s", exc)
+            self.errors.append(str(exc))
+
+    async def send(self, item: bytes) -> None:
+        async with self._sending:
+            self._observe(item, from_agent=self.agent_side)
+            await self.inner.send(item)
+
+    async def receive(self) -> bytes:
+        item = await self.inner.receive()
+        self._observe(item, from_agent=not self.agent_side)
+        return item
+
+    async def send_eof(self) -> None:
+        await self.inner.send_eof()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from wireproto.host.config import HostConfig, load_config
@@ -21,6 +22,7 @@ from wireproto.host.policy import Caller, NativeTool, ToolGroup
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 HARNESS = [sys.executable, str(HELPERS / "mcp_harness.py")]
+LIMIT = 30.0  # seconds: a generous bound for one harness command
 
 
 def _toml_list(items: list[str]) -> str:
@@ -119,7 +121,8 @@ async def host(config: HostConfig, store_dir: Path) -> AsyncIterator[Host]:
 
 
 async def _ask(binding: Any, command: str) -> Any:
-    outcome = await binding.prompt(command)
+    with anyio.fail_after(LIMIT):
+        outcome = await binding.prompt(command)
     assert outcome.stop_reason == "end_turn"
     return json.loads(outcome.text)
 

@@ -22,6 +22,7 @@ from wireproto.adapters.mcp import connect_mcp
 from wireproto.adapters.mcp import messages as m
 from wireproto.adapters.mcp.client import ToolClient
 from wireproto.errors import RpcError
+from wireproto.host.bridge_cmd import LOG_ENV
 from wireproto.host.channel import (
     ADDRESS_ENV,
     CREDENTIAL_INVALID,
@@ -30,7 +31,6 @@ from wireproto.host.channel import (
     Credentials,
     parse_address,
 )
-from wireproto.host.bridge_cmd import LOG_ENV
 from wireproto.host.host import DEFAULT_BRIDGE_COMMAND
 from wireproto.host.policy import Caller
 from wireproto.transports.subprocess import stderr_log

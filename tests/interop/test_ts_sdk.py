@@ -1,8 +1,9 @@
 """Interop: the official TypeScript SDK (npm ``@agentclientprotocol/sdk`` 2.4.0) drives our agent.
 
 ``ts_client.mjs`` uses the SDK's client API (``client()``, ``connectWith``,
-``buildSession``, typed handlers for permissions and files) to spawn the demo
-agent (``tests/helpers/acp_agent.py``) over stdio and run a scenario:
+``buildSession``, typed handlers for permissions and files) to spawn
+``wireproto acp`` (the demo agent, ``python -m wireproto acp``) over stdio and
+run a scenario:
 initialize, session/new, an echo prompt, ``/write`` with a permission the SDK
 client allows and a write through its fs handler, ``/read`` through its fs
 handler, cancel of a running turn, cancel during a pending permission request
@@ -23,7 +24,6 @@ from pathlib import Path
 from wireproto.adapters.acp.validation import SCHEMA_PATH
 
 INTEROP = Path(__file__).resolve().parent
-AGENT = INTEROP.parent / "helpers" / "acp_agent.py"
 
 
 def test_the_sdk_uses_the_vendored_schema(node_modules: Path) -> None:
@@ -40,7 +40,7 @@ def test_typescript_sdk_client_drives_our_agent(
     workdir.mkdir()
     env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home")}
     env.pop("WIREPROTO_TOKEN", None)
-    command = json.dumps([sys.executable, str(AGENT)])
+    command = json.dumps([sys.executable, "-m", "wireproto", "acp", "--log-level", "warning"])
     done = subprocess.run(
         [node, str(INTEROP / "ts_client.mjs"), command, str(workdir)],
         cwd=INTEROP, env=env, capture_output=True, text=True, timeout=60, check=False,

@@ -147,6 +147,33 @@ async def test_notifications_handled_in_arrival_order() -> None:
     assert seen == list(range(100))
 
 
+async def test_no_task_per_notification() -> None:
+    router = Router()
+    handled: list[int] = []
+    gate, done = anyio.Event(), anyio.Event()
+
+    @router.notification("n")
+    async def n(params: int) -> None:
+        handled.append(params)
+        await gate.wait()
+        if params == 99:
+            done.set()
+
+    async with peer_pair(router, None, inbox_size=200) as (a, b):
+        await b.notify("n", 0)
+        await anyio.wait_all_tasks_blocked()
+        tasks = len(anyio.get_running_tasks())
+        for i in range(1, 100):
+            await b.notify("n", i)
+        await anyio.wait_all_tasks_blocked()
+        # 99 notifications wait in the inbox of the one task handling them
+        assert handled == [0]
+        assert len(anyio.get_running_tasks()) == tasks
+        gate.set()
+        await done.wait()
+    assert handled == list(range(100))
+
+
 async def test_caller_resumed_after_preceding_notifications(anyio_backend: str) -> None:
     router = Router()
     log: list[Any] = []

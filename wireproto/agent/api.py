@@ -143,7 +143,21 @@ class ExternalTool(msgspec.Struct, frozen=True):
 
 
 class ClientCapabilities(msgspec.Struct):
-    """What the connected client can do, in protocol-neutral terms."""
+    """What the connected client can do, in protocol-neutral terms.
+
+    Attributes:
+        name / version: the client's identity, when it told.
+        read_text_file / write_text_file: it reads/writes files for the agent
+            (:meth:`Turn.read_text_file` / :meth:`Turn.write_text_file` use it).
+        terminal: it runs terminals (tool-call content :class:`Terminal`).
+        boolean_options: it can show :class:`BooleanOption` as a switch.
+        notices: it shows live :class:`~wireproto.agent.events.Notice` events.
+        questions: it answers :meth:`Turn.ask`.
+        plan_mode: it knows plan mode.
+        external_tools: the client-provided tools registered so far, by name.
+        external_tools_supported: whether the protocol can carry client-provided
+            tools at all (Wire: yes, even when none are registered; ACP: no).
+    """
 
     name: str | None = None
     version: str | None = None
@@ -156,8 +170,6 @@ class ClientCapabilities(msgspec.Struct):
     plan_mode: bool = False
     external_tools: dict[str, ExternalTool] = {}
     external_tools_supported: bool = False
-    """Whether the protocol can carry client-provided tools at all (Wire: yes,
-    even when none are registered; ACP: no)."""
 
 
 class McpServer(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -187,7 +199,16 @@ class Decision(str, enum.Enum):
 
 
 class ApprovalRequest(msgspec.Struct, frozen=True):
-    """What the agent asks the client to approve."""
+    """What the agent asks the client to approve (built by :meth:`Turn.request_approval`).
+
+    Attributes:
+        id: a unique request id (a UUID).
+        tool_call_id: the tool call asking.
+        tool: the tool's name.
+        action / description: what would be done, short and long.
+        title: an optional title.
+        display: what to show (e.g. the :class:`Diff` of a write).
+    """
 
     id: str
     tool_call_id: str
@@ -211,7 +232,14 @@ class Approval(msgspec.Struct, frozen=True):
 
 
 class Question(msgspec.Struct, frozen=True):
-    """A multiple-choice question for the user."""
+    """A multiple-choice question for the user (:meth:`Turn.ask`).
+
+    Attributes:
+        question: the text (also the key of the answer on Wire).
+        options: the labels to choose from (2-4).
+        header: a short label (about 12 characters).
+        multi_select: several labels may be chosen.
+    """
 
     question: str
     options: tuple[str, ...]
@@ -220,7 +248,13 @@ class Question(msgspec.Struct, frozen=True):
 
 
 class ToolOutcome(msgspec.Struct, frozen=True):
-    """The result of a client-side (external) tool call."""
+    """The result of a client-side (external) tool call.
+
+    Attributes:
+        is_error: the call failed (``message`` says why).
+        output: the tool's output text.
+        message: an explanation for the agent.
+    """
 
     is_error: bool
     output: str
@@ -252,7 +286,11 @@ class Session:
         mcp_servers: MCP servers configured for this session.
         options: current option values by option id.
         plan_mode: whether plan mode is on.
-        state: free space for the agent (e.g. remembered approvals).
+        state: free space for the agent (e.g. remembered approvals); not persisted.
+        title: the session's title (from the first prompt), ``None`` before it.
+        updated_at: the time of the last recorded event.
+        channel: the connected client, ``None`` while detached.
+        turn: the running turn, ``None`` between turns.
     """
 
     def __init__(
@@ -323,6 +361,22 @@ class Agent:
 
     Class attributes declare what the agent offers; the adapters advertise
     them in each protocol's terms.
+
+    Attributes:
+        info: the agent's name, version and title.
+        commands: slash commands (run by sending ``/NAME args`` as the prompt).
+        tools: the names of the agent's own tools (a client tool of the same
+            name is refused).
+        options: session options (modes, model, thinking...); their
+            ``default`` values are every new session's values.
+        auth_methods: ways to log in (:meth:`authenticate`).
+        hook_events: the hook events :meth:`Turn.run_hook` fires; empty = the
+            agent supports no client hooks.
+        supports_delete: sessions may be deleted by the client.
+        supports_plan_mode: plan mode can be switched (else Wire's
+            ``set_plan_mode`` is refused).
+        require_auth: sessions can be used only after :meth:`authenticate`
+            succeeded on the connection.
     """
 
     info: ClassVar[AgentInfo] = AgentInfo(name="wireproto-agent", version="0.1.0")
@@ -335,7 +389,6 @@ class Agent:
     supports_plan_mode: ClassVar[bool] = True
 
     require_auth: bool = False
-    """When true, sessions can only be used after :meth:`authenticate` succeeded."""
 
     async def authenticate(self, method_id: str) -> None:
         """Perform the login ``method_id``.

@@ -30,6 +30,7 @@ __all__ = [
     "PlanModeChanged",
     "PlanUpdated",
     "SteerReceived",
+    "StepStarted",
     "StopReason",
     "ThoughtChunk",
     "ToolCallStarted",
@@ -147,7 +148,16 @@ class PlanUpdated(msgspec.Struct, tag="plan", frozen=True):
 
 
 class UsageUpdated(msgspec.Struct, tag="usage", frozen=True, omit_defaults=True):
-    """Context and token usage so far."""
+    """Context and token usage so far; ``None`` fields are unknown (or unchanged).
+
+    Attributes:
+        used / size: context tokens in use / the context window.
+        input_tokens: input tokens, not counting the two cache counters.
+        output_tokens: output tokens.
+        cache_read_tokens / cache_write_tokens: input tokens read from / written
+            to the provider's prompt cache.
+        cost / currency: the session's cost so far (e.g. ``0.12``, ``"USD"``).
+    """
 
     used: int | None = None
     size: int | None = None
@@ -155,6 +165,17 @@ class UsageUpdated(msgspec.Struct, tag="usage", frozen=True, omit_defaults=True)
     output_tokens: int | None = None
     cost: float | None = None
     currency: str | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+class StepStarted(msgspec.Struct, tag="step", frozen=True):
+    """The turn starts step ``n`` (2, 3, ...): one more model call of an agent loop.
+
+    Step 1 starts with the turn and is not announced.
+    """
+
+    n: int
 
 
 class SteerReceived(msgspec.Struct, tag="steer", frozen=True):
@@ -211,6 +232,7 @@ Event = (
     | ToolCallUpdated
     | PlanUpdated
     | UsageUpdated
+    | StepStarted
     | SteerReceived
     | ApprovalResolved
     | PlanModeChanged

@@ -4,9 +4,14 @@ One :class:`Runtime` serves one :class:`~wireproto.agent.api.Agent` to any
 number of connections (each adapter connection is a
 :class:`~wireproto.agent.api.Channel`). It owns the in-memory sessions, runs
 one turn at a time per session, records every event in the
-:class:`~wireproto.agent.store.SessionStore` before sending it, and replays
-stored history. Sessions are independent: cancelling one never touches
-another.
+:class:`~wireproto.agent.store.SessionStore` and replays stored history.
+Sessions are independent: cancelling one never touches another.
+
+History is what the client was sent: an event is recorded once the
+channel took it (or when the connection is gone, so a dropped client still
+leaves a complete history). An event whose send was cancelled — the turn was
+cancelled while a slow client held it back — is neither delivered nor
+recorded, so a later load or replay shows exactly what the client saw live.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from datetime import datetime
 
 import anyio
 
-from wireproto.agent.api import Agent, BooleanOption, Channel, McpServer, Session, SessionInfo
+from wireproto.agent.api import Agent, Channel, McpServer, Session, SessionInfo
 from wireproto.agent.content import ContentBlock
 from wireproto.agent.events import (
     Event,
@@ -31,7 +36,7 @@ from wireproto.agent.events import (
 )
 from wireproto.agent.store import SessionStore, title_of
 from wireproto.agent.turn import Turn, new_id
-from wireproto.errors import Busy, InvalidArgument, NotFound
+from wireproto.errors import Busy, ConnectionClosed, InvalidArgument
 
 __all__ = ["Runtime"]
 
@@ -124,13 +129,6 @@ class Runtime:
         """
         return self.store.list(cwd=cwd, cursor=cursor)
 
-    def get(self, session_id: str) -> Session:
-        """Return a live session. Raises :class:`NotFound`."""
-        session = self.sessions.get(session_id)
-        if session is None:
-            raise NotFound(f"Session {session_id} not found")
-        return session
-
     async def close_session(self, session_id: str) -> None:
         """Cancel the session's turn and free it (history stays stored)."""
         session = self.sessions.pop(session_id, None)
@@ -160,12 +158,24 @@ class Runtime:
     # -------------------------------------------------------------- events
 
     async def emit(self, session: Session, event: Event) -> None:
-        """Record ``event`` in history (unless live-only), then send it."""
+        """Send ``event`` to the session's client, then record it (unless live-only).
+
+        Raises:
+            ConnectionClosed: the client is gone (the event is recorded first).
+        """
+        channel = session.channel
+        if channel is not None:
+            try:
+                await channel.send(session, event)
+            except ConnectionClosed:
+                self._record(session, event)
+                raise
+        self._record(session, event)
+
+    def _record(self, session: Session, event: Event) -> None:
         if not isinstance(event, _LIVE_ONLY):
             self.store.append(session.id, event)
         session.updated_at = datetime.now().astimezone()
-        if session.channel is not None:
-            await session.channel.send(session, event)
 
     # --------------------------------------------------------------- turns
 
@@ -215,8 +225,19 @@ class Runtime:
 
     # ------------------------------------------------------------- options
 
-    async def set_option(self, session: Session, option_id: str, value: str | bool) -> None:
-        """Set an option (validated against the agent's declaration).
+    async def set_option(
+        self, session: Session, option_id: str, value: str | bool, *, announce: bool = False
+    ) -> None:
+        """Set an option (validated against the agent's declaration) and record it.
+
+        Args:
+            session: the session.
+            option_id: the declared option's id.
+            value: the new value (a boolean option also takes its select strings).
+            announce: the agent changed it (:meth:`Turn.set_option`): send
+                :class:`OptionChanged` to the client. Otherwise the client asked
+                for the change (the adapter answers it) and
+                :meth:`Agent.option_changed` is called.
 
         Raises:
             InvalidArgument: unknown option or value.
@@ -227,7 +248,11 @@ class Runtime:
                 break
         else:
             raise InvalidArgument(f"unknown option {option_id!r}")
-        self.store.append(session.id, OptionChanged(option_id, session.options[option_id]))
+        event = OptionChanged(option_id, session.options[option_id])
+        if announce:
+            await self.emit(session, event)
+            return
+        self._record(session, event)
         await self.agent.option_changed(session, option_id, session.options[option_id])
 
     async def set_plan_mode(self, session: Session, enabled: bool) -> None:
@@ -238,8 +263,4 @@ class Runtime:
     async def clear_history(self, session: Session) -> None:
         """Drop history before now from later loads and replays."""
         await self.emit(session, HistoryCleared())
-
-    def option_is_boolean(self, option_id: str) -> bool:
-        """Whether ``option_id`` is declared as a boolean option."""
-        return any(o.id == option_id and isinstance(o, BooleanOption) for o in self.agent.options)
 

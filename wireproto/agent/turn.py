@@ -36,6 +36,7 @@ from wireproto.agent.events import (
     PlanEntry,
     PlanUpdated,
     SteerReceived,
+    StepStarted,
     ThoughtChunk,
     ToolCallStarted,
     ToolCallUpdated,
@@ -59,7 +60,14 @@ def new_id(prefix: str) -> str:
 
 
 class ToolCall:
-    """A started tool call; update it and finish it exactly once."""
+    """A started tool call (from :meth:`Turn.start_tool`); update it, finish it once.
+
+    Attributes:
+        turn: the turn it belongs to.
+        id: its id (unique among the turn's open calls).
+        name: the tool's name.
+        status: its last status.
+    """
 
     def __init__(self, turn: Turn, id: str, name: str) -> None:
         self.turn = turn
@@ -104,8 +112,12 @@ class Turn:
     """One prompt turn of a session.
 
     Attributes:
+        runtime: the runtime serving the agent (sessions, history).
         session: the session the turn runs in.
         prompt: the prompt as typed content blocks.
+        step: the current step, 1-based (see :meth:`new_step`).
+        scope: the cancel scope the agent's :meth:`Agent.prompt` runs in.
+        done: set when the turn is over (recorded ``TurnEnded`` or failed).
     """
 
     def __init__(self, runtime: Runtime, session: Session, prompt: list[ContentBlock]) -> None:
@@ -122,6 +134,7 @@ class Turn:
         self._thought_id: str | None = None
         self._text: str | None = None
         self._open_calls: dict[str, ToolCall] = {}
+        self.step = 1
 
     # ----------------------------------------------------------- properties
 
@@ -161,10 +174,13 @@ class Turn:
     # -------------------------------------------------------------- output
 
     async def emit(self, event: Event) -> None:
-        """Record ``event`` in the session's history and send it to the client.
+        """Send ``event`` to the client and record it in the session's history.
 
-        Once the turn is cancelled nothing more is recorded or sent (the
-        cancellation is raised here first).
+        Waits while the client is slow. Once the turn is cancelled nothing more
+        is sent or recorded (the cancellation is raised here first).
+
+        Raises:
+            ConnectionClosed: the client is gone (the event is still recorded).
         """
         await anyio.lowlevel.checkpoint_if_cancelled()
         await self.runtime.emit(self.session, event)
@@ -173,6 +189,18 @@ class Turn:
         """Start a new message: the next chunk gets a new message id."""
         self._message_id = None
         self._thought_id = None
+
+    async def new_step(self) -> int:
+        """Start the next step of an agent loop (one more model call); returns its number.
+
+        Step 1 starts with the turn. Adapters show steps where their protocol
+        has them (Wire ``StepBegin``; a ``max_steps`` outcome reports the count).
+        The next chunk starts a new message.
+        """
+        self.step += 1
+        self.new_message()
+        await self.emit(StepStarted(n=self.step))
+        return self.step
 
     async def say(self, text: str) -> str:
         """Stream a chunk of the reply; returns its message id."""
@@ -204,11 +232,22 @@ class Turn:
     ) -> ToolCall:
         """Announce a tool call and return its handle.
 
+        Args:
+            name: the tool's name.
+            title: a human-readable title.
+            kind: what the call does (a UI hint).
+            status: the initial status.
+            locations: files the call touches.
+            raw_input: the call's arguments (JSON values).
+            id: the call's id (e.g. the model's); default a new one. An id
+                equal to that of a call still open in this turn gets a
+                ``~2``, ``~3`` ... suffix (the handle's :attr:`ToolCall.id`).
+            external: a call of a client-provided tool.
+
         A call the turn leaves unfinished is failed by the runtime when the
-        turn ends (see :meth:`close_open_calls`). ``external`` marks a call
-        of a client-provided tool.
+        turn ends (see :meth:`close_open_calls`).
         """
-        call = ToolCall(self, id or new_id("call"), name)
+        call = ToolCall(self, self._unique_call_id(id or new_id("call")), name)
         call.status = status
         self._message_id = self._thought_id = None
         if status not in _FINAL:
@@ -220,6 +259,19 @@ class Turn:
             )
         )
         return call
+
+    def _unique_call_id(self, wanted: str) -> str:
+        """``wanted``, or ``wanted~2``, ``~3`` ... while an open call of this turn has it.
+
+        Models may repeat tool-call ids (``call_0`` in every step); the ids of
+        the calls open at one time must differ, or their updates would be
+        ambiguous in every protocol.
+        """
+        candidate, n = wanted, 1
+        while candidate in self._open_calls:
+            n += 1
+            candidate = f"{wanted}~{n}"
+        return candidate
 
     async def close_open_calls(self) -> None:
         """Fail every tool call of this turn that is not finished yet.
@@ -237,19 +289,57 @@ class Turn:
         """Send the complete current plan."""
         await self.emit(PlanUpdated(entries=list(entries)))
 
-    async def usage(self, **fields: Any) -> None:
-        """Report usage (``used``, ``size``, ``input_tokens``, ``output_tokens``, ``cost``)."""
-        await self.emit(UsageUpdated(**fields))
+    async def usage(
+        self,
+        *,
+        used: int | None = None,
+        size: int | None = None,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cache_read_tokens: int | None = None,
+        cache_write_tokens: int | None = None,
+        cost: float | None = None,
+        currency: str | None = None,
+    ) -> None:
+        """Report usage; ``None`` = unknown (see :class:`UsageUpdated` for each field)."""
+        await self.emit(
+            UsageUpdated(
+                used=used, size=size, input_tokens=input_tokens, output_tokens=output_tokens,
+                cache_read_tokens=cache_read_tokens, cache_write_tokens=cache_write_tokens,
+                cost=cost, currency=currency,
+            )
+        )
+
+    # -------------------------------------------------------- session state
+
+    async def set_option(self, option_id: str, value: str | bool) -> None:
+        """Change a session option from inside the turn (e.g. the agent switches mode).
+
+        The change is recorded and sent (:class:`OptionChanged`; ACP shows it
+        as ``config_option_update`` / ``current_mode_update``).
+
+        Raises:
+            InvalidArgument: unknown option or value.
+        """
+        await self.runtime.set_option(self.session, option_id, value, announce=True)
+
+    async def set_plan_mode(self, enabled: bool) -> None:
+        """Switch plan mode from inside the turn (recorded and sent)."""
+        await self.runtime.set_plan_mode(self.session, enabled)
 
     # ------------------------------------------------------------- steering
 
     def steer(self, content: list[ContentBlock]) -> None:
-        """Queue steering input (called by the runtime)."""
+        """Queue steering input (what the runtime does on the client's steer)."""
         self._steering.append(content)
         self._steered.set()
 
     async def take_steering(self) -> list[list[ContentBlock]]:
-        """Return (and announce) the steering input received so far."""
+        """Return the steering inputs received since the last call (oldest first).
+
+        Each one taken is announced (:class:`SteerReceived`): call this where
+        the input enters the agent's context, e.g. between steps.
+        """
         taken, self._steering = self._steering, []
         self._steered = anyio.Event()
         for content in taken:
@@ -270,7 +360,18 @@ class Turn:
         description: str,
         display: Sequence[ToolContent] = (),
     ) -> Approval:
-        """Ask the client to approve ``call``; the answer is recorded."""
+        """Ask the client to approve ``call``; the answer is recorded and shown.
+
+        Args:
+            call: the tool call asking (its name is the approval's tool).
+            action: what would be done, in a few words.
+            description: what would be done, in a sentence.
+            display: what to show, e.g. the :class:`Diff` of a write.
+
+        Returns:
+            the decision (allow once / for the session / reject) and feedback.
+            A failed or abandoned request counts as a reject.
+        """
         channel = self._channel()
         request = ApprovalRequest(
             id=str(uuid.uuid4()), tool_call_id=call.id, tool=call.name, action=action,
@@ -286,13 +387,23 @@ class Turn:
         return approval
 
     async def ask(self, question: Question, tool_call_id: str = "") -> list[str]:
-        """Ask a multiple-choice question; ``[]`` when dismissed or unsupported."""
+        """Ask a multiple-choice question.
+
+        Returns:
+            the chosen labels; ``[]`` when dismissed, failed or unsupported
+            (:attr:`ClientCapabilities.questions` false).
+        """
         if not self.client.questions:
             return []
         return await self._channel().ask(self.session, tool_call_id or new_id("call"), question)
 
     async def run_hook(self, event: str, target: str, input: dict[str, Any]) -> tuple[bool, str]:
-        """Run the client's hooks for ``event``; ``(True, "")`` when none apply."""
+        """Run the client's hooks for ``event`` (one of :attr:`Agent.hook_events`).
+
+        Returns:
+            ``(allowed, reason)``; ``(True, "")`` when the agent does not
+            declare ``event`` or no client hook matches ``target``.
+        """
         if event not in self.runtime.agent.hook_events or self.session.channel is None:
             return True, ""
         return await self.session.channel.run_hook(self.session, event, target, input)
@@ -328,8 +439,14 @@ class Turn:
     async def write_text_file(self, path: str, text: str) -> Diff:
         """Write a text file through the client when it can, else locally.
 
+        Local writes are confined to the session's roots.
+
         Returns:
             the change as a :class:`Diff` (``old_text`` ``None`` for a new file).
+
+        Raises:
+            OSError: the file cannot be written (``PermissionError`` outside the roots).
+            RpcError: the client refused.
         """
         full = self.resolve(path) if self.client.write_text_file else self._confined(path)
         try:
@@ -350,6 +467,9 @@ class Turn:
         Arguments are validated against the tool's schema first; invalid
         arguments (or an unknown tool) come back as an error outcome and
         nothing is sent. The call is shown as a tool call either way.
+
+        Returns:
+            the client's result (an error outcome when the request failed).
         """
         tool = self.client.external_tools.get(name)
         call = await self.start_tool(

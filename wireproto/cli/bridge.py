@@ -80,6 +80,7 @@ def main_bridge(args: argparse.Namespace) -> int:
                 tg.start_soon(until_stop)
                 tg.start_soon(both, ws, child)
                 tg.start_soon(both, child, ws)
+        log.info("bridge: %s (pid %d) exited with status %s", cmd[0], child.pid, child.returncode)
 
     return run(lambda: serve_listener(listener, handler, "bridge"))
 

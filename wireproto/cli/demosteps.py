@@ -114,7 +114,7 @@ class AcpScenario:
         return self.client
 
     @property
-    def acp(self) -> ClientConnection:
+    def _acp(self) -> ClientConnection:
         assert self.client is not None
         return self.client
 
@@ -128,14 +128,14 @@ class AcpScenario:
     async def run(self, report: Report) -> None:
         """Run every step; print the transcript into ``report``."""
         first: list[Step] = [
-            ("initialize", self.initialize), ("session/new", self.new_session),
-            ("echo", self.echo), ("slash commands advertised", self.commands),
-            (f"/read {NOTES}", self.read), ("/write with approval", self.write),
-            ("/plan", self.plan), ("/slow 100, cancelled midway", self.cancel),
+            ("initialize", self._initialize), ("session/new", self._new_session),
+            ("echo", self._echo), ("slash commands advertised", self._commands),
+            (f"/read {NOTES}", self._read), ("/write with approval", self._write),
+            ("/plan", self._plan), ("/slow 100, cancelled midway", self._cancel),
         ]
         second: list[Step] = [
-            ("restart: initialize", self.initialize), ("session/list", self.list_sessions),
-            ("session/load replays the history", self.load),
+            ("restart: initialize", self._initialize), ("session/list", self._list_sessions),
+            ("session/load replays the history", self._load),
         ]
         async with self.context.server(self.cmd) as server, self._connect(server):
             ok = await report.steps(first)
@@ -145,35 +145,35 @@ class AcpScenario:
         async with self.context.server(self.cmd) as server, self._connect(server):
             await report.steps(second)
 
-    async def initialize(self) -> str:
-        info = await self.acp.initialize(timeout=self.context.timeout)
+    async def _initialize(self) -> str:
+        info = await self._acp.initialize(timeout=self.context.timeout)
         agent = info.agent_info
         name = f"{agent.name} {agent.version}" if isinstance(agent, s.Implementation) else "?"
         return f"{name}, ACP protocol {info.protocol_version}"
 
-    async def new_session(self) -> str:
-        self.session_id = (await self.acp.new_session(self.cwd)).session_id
+    async def _new_session(self) -> str:
+        self.session_id = (await self._acp.new_session(self.cwd)).session_id
         return f"session {self.session_id}"
 
     async def _turn(self, text: str) -> tuple[str, list[Any]]:
-        async with self.acp.prompt(self.session_id, text) as turn:
+        async with self._acp.prompt(self.session_id, text) as turn:
             updates = await turn.collect()
         return turn.stop_reason or "", updates
 
-    async def echo(self) -> list[str]:
+    async def _echo(self) -> list[str]:
         stop, updates = await self._turn(ECHO)
         expect_text(_acp_text(updates), f"You said: {ECHO}")
         expect_done(stop, "end_turn")
         chunks = sum(isinstance(u, s.AgentMessageChunk) for u in updates)
         return [f"> {ECHO}", f"< You said: {ECHO}  ({chunks} chunks, {stop})"]
 
-    async def commands(self) -> str:
-        names = [c.name for c in self.acp.sessions[self.session_id].available_commands]
+    async def _commands(self) -> str:
+        names = [c.name for c in self._acp.sessions[self.session_id].available_commands]
         for name in ("read", "write", "plan", "slow"):
             expect(name in names, f"/{name} was not advertised")
         return " ".join(f"/{n}" for n in names)
 
-    async def read(self) -> list[str]:
+    async def _read(self) -> list[str]:
         stop, updates = await self._turn(f"/read {NOTES}")
         expect_done(stop, "end_turn")
         calls = [u for u in updates if isinstance(u, s.ToolCall)]
@@ -186,7 +186,7 @@ class AcpScenario:
         return [f"tool call '{calls[0].title}' completed; read through fs/read_text_file",
                 f"< Read 3 lines from {NOTES}"]
 
-    async def write(self) -> list[str]:
+    async def _write(self) -> list[str]:
         asked = len(self.permissions)
         stop, updates = await self._turn(f"/write out.txt {WRITTEN}")
         expect_done(stop, "end_turn")
@@ -200,7 +200,7 @@ class AcpScenario:
         return [f"permission asked for '{self.permissions[-1]}', answered allow_once",
                 "< Wrote out.txt (file checked, diff shown)"]
 
-    async def plan(self) -> list[str]:
+    async def _plan(self) -> list[str]:
         stop, updates = await self._turn("/plan")
         expect_done(stop, "end_turn")
         plans = [u for u in updates if isinstance(u, s.Plan)]
@@ -212,28 +212,28 @@ class AcpScenario:
         return [f"{len(plans)} plan updates, ending with all {len(final)} entries completed",
                 "< Plan done"]
 
-    async def cancel(self) -> str:
+    async def _cancel(self) -> str:
         ticks = 0
-        async with self.acp.prompt(self.session_id, "/slow 100") as turn:
+        async with self._acp.prompt(self.session_id, "/slow 100") as turn:
             async for update in turn:
                 if isinstance(update, s.AgentMessageChunk):
                     ticks += 1
                     if ticks == TICKS_BEFORE_CANCEL:
-                        await self.acp.cancel(self.session_id)
+                        await self._acp.cancel(self.session_id)
         expect(turn.stop_reason == "cancelled",
                f"stop reason {turn.stop_reason!r}, expected cancelled")
         expect(ticks < 100, "the turn ran to the end")
         return f"cancelled after {ticks} of 100 ticks: stop reason cancelled"
 
-    async def list_sessions(self) -> str:
-        listing = await self.acp.list_sessions(cwd=self.cwd)
+    async def _list_sessions(self) -> str:
+        listing = await self._acp.list_sessions(cwd=self.cwd)
         found = [i for i in listing.sessions if i.session_id == self.session_id]
         expect(bool(found), f"session {self.session_id} is not listed")
         expect(found[0].title == ECHO, f"title {found[0].title!r}, expected {ECHO!r}")
         return f"{len(listing.sessions)} session(s); ours titled {ECHO!r}"
 
-    async def load(self) -> str:
-        loaded = await self.acp.load_session(self.session_id, self.cwd)
+    async def _load(self) -> str:
+        loaded = await self._acp.load_session(self.session_id, self.cwd)
         history = loaded.history
         users = "".join(u.content.text for u in history if isinstance(u, s.UserMessageChunk)
                         and isinstance(u.content, s.TextContent))
@@ -283,7 +283,7 @@ class WireScenario:
         return self.client
 
     @property
-    def wire(self) -> WireClient:
+    def _wire(self) -> WireClient:
         assert self.client is not None
         return self.client
 
@@ -305,14 +305,14 @@ class WireScenario:
     async def run(self, report: Report) -> None:
         """Run every step; print the transcript into ``report``."""
         first: list[Step] = [
-            ("initialize with an external tool", self.initialize), ("echo", self.echo),
-            (f"/read {NOTES}", self.read), ("/write with approval", self.write),
-            ("/plan", self.plan), ("/slow 100, cancelled midway", self.cancel),
-            ("/tool add (external tool)", self.tool),
+            ("initialize with an external tool", self._initialize), ("echo", self._echo),
+            (f"/read {NOTES}", self._read), ("/write with approval", self._write),
+            ("/plan", self._plan), ("/slow 100, cancelled midway", self._cancel),
+            ("/tool add (external tool)", self._tool),
         ]
         second: list[Step] = [
-            ("restart with --session: initialize", self.initialize),
-            ("replay of the history", self.replay),
+            ("restart with --session: initialize", self._initialize),
+            ("replay of the history", self._replay),
         ]
         async with self.context.server(self.cmd, self.query) as server, self._connect(server):
             ok = await report.steps(first)
@@ -322,8 +322,8 @@ class WireScenario:
         async with self.context.server(self.cmd, self.query) as server, self._connect(server):
             await report.steps(second)
 
-    async def initialize(self) -> list[str]:
-        result = await self.wire.initialize()
+    async def _initialize(self) -> list[str]:
+        result = await self._wire.initialize()
         expect(result is not None, "no answer to initialize (the client fell back to v1)")
         assert result is not None
         tools = result.external_tools
@@ -335,17 +335,17 @@ class WireScenario:
 
     async def _turn(self, text: str) -> tuple[str, list[WireEvent]]:
         self.events = []
-        result = await self.wire.prompt(text)
+        result = await self._wire.prompt(text)
         return result.status, self.events
 
-    async def echo(self) -> list[str]:
+    async def _echo(self) -> list[str]:
         status, events = await self._turn(ECHO)
         expect_text(_wire_text(events), f"You said: {ECHO}")
         expect_done(status, "finished")
         expect(isinstance(events[-1], m.TurnEnd), "the turn did not end with TurnEnd")
         return [f"> {ECHO}", f"< You said: {ECHO}  ({status})"]
 
-    async def read(self) -> list[str]:
+    async def _read(self) -> list[str]:
         status, events = await self._turn(f"/read {NOTES}")
         expect_done(status, "finished")
         calls = [e for e in events if isinstance(e, m.ToolCall)]
@@ -356,7 +356,7 @@ class WireScenario:
         expect_text(_wire_text(events), f"Read 3 lines from {NOTES}")
         return ["ToolCall 'read' -> ToolResult ok", f"< Read 3 lines from {NOTES}"]
 
-    async def write(self) -> list[str]:
+    async def _write(self) -> list[str]:
         asked = len(self.approvals)
         status, events = await self._turn(f"/write out-wire.txt {WRITTEN}")
         expect_done(status, "finished")
@@ -367,7 +367,7 @@ class WireScenario:
         return [f"ApprovalRequest '{self.approvals[-1]}' approved",
                 "< Wrote out-wire.txt (file checked)"]
 
-    async def plan(self) -> list[str]:
+    async def _plan(self) -> list[str]:
         status, events = await self._turn("/plan")
         expect_done(status, "finished")
         todos = [b for e in events if isinstance(e, m.ToolResult)
@@ -380,25 +380,25 @@ class WireScenario:
         return [f"{len(todos)} SetTodoList results, ending with all {len(final)} items done",
                 "< Plan done"]
 
-    async def cancel(self) -> str:
+    async def _cancel(self) -> str:
         self.events = []
         self.ticks = anyio.Event()
         statuses: list[str] = []
 
         async def prompt() -> None:
-            statuses.append((await self.wire.prompt("/slow 100")).status)
+            statuses.append((await self._wire.prompt("/slow 100")).status)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(prompt)
             await self.ticks.wait()
-            await self.wire.cancel()
+            await self._wire.cancel()
         ticks = sum(isinstance(e, m.TextPart) for e in self.events)
         expect(statuses == ["cancelled"], f"status {statuses}, expected cancelled")
         expect(any(isinstance(e, m.StepInterrupted) for e in self.events),
                "no StepInterrupted event")
         return f"cancelled after {ticks} of 100 ticks: status cancelled, StepInterrupted sent"
 
-    async def tool(self) -> list[str]:
+    async def _tool(self) -> list[str]:
         calls = len(self.tool_calls)
         status, events = await self._turn('/tool add {"a": 2, "b": 3}')
         expect_done(status, "finished")
@@ -407,9 +407,9 @@ class WireScenario:
         return ["ToolCallRequest 'add' {a: 2, b: 3} answered by this client: 5",
                 "< Tool add returned: 5"]
 
-    async def replay(self) -> list[str]:
+    async def _replay(self) -> list[str]:
         self.events = []
-        result = await self.wire.replay()
+        result = await self._wire.replay()
         expect(result.status == "finished", f"replay status {result.status!r}")
         begins = [e for e in self.events if isinstance(e, m.TurnBegin)]
         expect(bool(begins) and begins[0].user_input == ECHO,

@@ -22,8 +22,12 @@ log = logging.getLogger(__name__)
 
 
 def new_token() -> str:
-    """A fresh random token (URL-safe)."""
-    return secrets.token_urlsafe(24)
+    """A fresh random token: 48 hex digits (192 bits).
+
+    Hex, not base64: safe in URLs and shells, and never starting with ``-``
+    (``--token -x...`` would read as an option).
+    """
+    return secrets.token_hex(24)
 
 
 def parse_listen(spec: str) -> tuple[str, int]:

@@ -173,6 +173,7 @@ Incoming = Request | Notification | IncomingResponse
 """What :meth:`Decoder.decode` returns. Request/Notification params are raw."""
 
 _EMPTY_OBJECT = msgspec.Raw(b"{}")
+_NULL = msgspec.Raw(b"null")
 
 
 def validation_error_data(exc: msgspec.ValidationError) -> dict[str, str]:
@@ -261,7 +262,7 @@ class Decoder:
 
     def _call(self, env: _Envelope, method: str) -> Request | Notification:
         params: Any = env.params if env.params else UNSET
-        if self.dialect.null_params_as_absent and params is not UNSET and bytes(params) == b"null":
+        if self.dialect.null_params_as_absent and params == _NULL:  # (Raw == Raw: no copy)
             params = UNSET
         if env.id is UNSET or (env.id is None and self.dialect.null_id_is_notification):
             return Notification(method=method, params=params)

@@ -27,7 +27,10 @@ __all__ = [
 ]
 
 Id = int | str
-"""A JSON-RPC id as this library accepts it: a JSON string or integer."""
+"""A JSON-RPC id as this library accepts it: a JSON string or integer.
+
+Integers of any size are accepted (ACP types ids as int64; being lenient costs
+nothing) and echoed exactly, as is the type: ``7`` and ``"7"`` stay distinct."""
 
 
 _ENVELOPE: dict[str, Any] = {"tag_field": "jsonrpc", "tag": "2.0"}

@@ -73,8 +73,8 @@ class Writer:
 
     def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Create the queue and start writing in ``tg`` (needs a running event loop)."""
-        self._queue: MemoryObjectSendStream[Item]
-        self._queue, receive = anyio.create_memory_object_stream[Item](self._size)
+        send, receive = anyio.create_memory_object_stream[Item](self._size)
+        self._queue: MemoryObjectSendStream[Item] = send
         self._receive: MemoryObjectReceiveStream[Item] = receive
         self._done = anyio.Event()
         tg.start_soon(self._run, receive)

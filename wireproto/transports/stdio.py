@@ -27,8 +27,9 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -39,6 +40,8 @@ from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import FramedStream
 
 __all__ = ["FdReceiveStream", "FdSendStream", "StdioStream", "open_stdio"]
+
+T = TypeVar("T")
 
 
 def _pollable(fd: int) -> bool:
@@ -72,6 +75,29 @@ class _Fd:
                 pass
         os.close(self.fd)
 
+    async def io(
+        self, op: Callable[[int, Any], T], arg: Any, wait: Callable[[int], Awaitable[None]]
+    ) -> T:
+        """Return ``op(fd, arg)`` (``os.read`` / ``os.write``) once it can proceed.
+
+        Raises:
+            anyio.BrokenResourceError: the operation failed (chained).
+            anyio.ClosedResourceError: the descriptor was closed.
+        """
+        while True:
+            if self.closed:
+                raise anyio.ClosedResourceError
+            try:
+                if self.pollable:
+                    return op(self.fd, arg)
+                return await anyio.to_thread.run_sync(op, self.fd, arg)
+            except BlockingIOError:
+                await wait(self.fd)
+            except OSError as exc:
+                if self.closed:
+                    raise anyio.ClosedResourceError from exc
+                raise anyio.BrokenResourceError(f"{op.__name__} failed: {exc}") from exc
+
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
     """Read bytes from a file descriptor this stream owns (closes on ``aclose``)."""
@@ -95,25 +121,10 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         """
         with self._guard:
             await anyio.lowlevel.checkpoint()
-            fd = self._fd
-            while True:
-                if fd.closed:
-                    raise anyio.ClosedResourceError
-                try:
-                    if fd.pollable:
-                        data = os.read(fd.fd, max_bytes)
-                    else:
-                        data = await anyio.to_thread.run_sync(os.read, fd.fd, max_bytes)
-                except BlockingIOError:
-                    await anyio.wait_readable(fd.fd)
-                    continue
-                except OSError as exc:
-                    if fd.closed:
-                        raise anyio.ClosedResourceError from exc
-                    raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
-                if not data:
-                    raise anyio.EndOfStream
-                return data
+            data = await self._fd.io(os.read, max_bytes, anyio.wait_readable)
+            if not data:
+                raise anyio.EndOfStream
+            return data
 
     async def aclose(self) -> None:
         """Close the descriptor, waking a pending ``receive``."""
@@ -147,24 +158,10 @@ class FdSendStream(anyio.abc.ByteSendStream):
         """
         with self._guard:
             await anyio.lowlevel.checkpoint()
-            fd = self._fd
             view = memoryview(item)
             while view:
-                if fd.closed:
-                    raise anyio.ClosedResourceError
-                try:
-                    if fd.pollable:
-                        n = os.write(fd.fd, view)
-                    else:
-                        n = await anyio.to_thread.run_sync(os.write, fd.fd, view)
-                except BlockingIOError:
-                    await anyio.wait_writable(fd.fd)
-                    continue
-                except OSError as exc:
-                    if fd.closed:
-                        raise anyio.ClosedResourceError from exc
-                    raise anyio.BrokenResourceError(f"write failed: {exc}") from exc
-                view = view[n:]
+                written = await self._fd.io(os.write, view, anyio.wait_writable)
+                view = view[written:]
 
     async def aclose(self) -> None:
         """Close the descriptor (the reader then sees end of stream)."""

@@ -460,6 +460,23 @@ async def test_leaving_a_turn_early_cancels_it() -> None:
         assert turn.stop_reason == "cancelled"
 
 
+async def test_leaving_a_turn_with_an_error_also_cancels_the_request() -> None:
+    """IO-31: session/cancel, then $/cancel_request for the prompt's id."""
+    async with connected() as (client, agent, _):
+        await open_session(client, agent)
+        with pytest.raises(KeyError):
+            async with client.prompt("s1", "go"):
+                request = await agent.expect("session/prompt")
+                raise KeyError("the caller failed")
+        cancel = await agent.expect("session/cancel")
+        abandoned = await agent.expect("$/cancel_request")
+        await agent.send({"id": request["id"],
+                          "error": {"code": -32800, "message": "Request cancelled"}})
+        await flush(client, agent)  # the late answer is dropped quietly
+    assert cancel["params"] == {"sessionId": "s1"}
+    assert abandoned["params"] == {"requestId": request["id"]}
+
+
 async def test_content_the_agent_did_not_advertise_is_refused() -> None:
     image = S.ImageContent(data="iVBORw0KGgo=", mime_type="image/png")
     async with connected() as (client, agent, _):

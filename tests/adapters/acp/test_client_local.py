@@ -157,7 +157,8 @@ async def test_terminal_runs_a_command_to_its_end(tmp_path: Path) -> None:
 
 
 async def test_terminal_kill_keeps_it_readable_and_close_kills_the_rest(tmp_path: Path) -> None:
-    code = "import sys, time; print('ready', flush=True); time.sleep(60)"
+    # one write: a kill can land before it or after it, never inside the line
+    code = "import os, time; os.write(1, b'ready\\n'); time.sleep(60)"
     sess = session(tmp_path)
     async with LocalTerminals() as terminals:
         first = await terminals.create(sess, S.CreateTerminalRequest(

@@ -45,6 +45,23 @@ async def test_echo_streams_chunks_of_one_message(acp: OpenAcp, workdir: Path) -
     assert turn[0]["messageId"] != again[0]["messageId"]  # a new id per reply
 
 
+async def test_each_turn_ends_with_a_session_info_update(acp: OpenAcp, workdir: Path) -> None:
+    async with acp() as client:
+        sid = await _session(client, workdir)
+        first, _ = await client.prompt(sid, "Fix the parser\nplease")
+        second, _ = await client.prompt(sid, "and test it")
+        listed = await client.result("session/list", {})
+    infos = client.updates(sid, "session_info_update")
+    assert [i["title"] for i in infos] == ["Fix the parser"] * 2  # the first prompt's line
+    assert listed["sessions"][0]["title"] == "Fix the parser"
+    assert infos[0]["updatedAt"] < infos[1]["updatedAt"]  # same format as session/list's
+    assert len(infos[1]["updatedAt"]) == len(listed["sessions"][0]["updatedAt"])
+    for info, response in zip(infos, (first, second), strict=True):  # before the response
+        last = next(m for m in reversed(client.log)
+                    if m.get("params", {}).get("update") is info)
+        assert client.index(last) < client.index(response)
+
+
 async def test_content_blocks_are_rendered_in_order(
     acp: OpenAcp, workdir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -5,6 +5,7 @@ Every produced value is checked against the official schema.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import msgspec
@@ -161,12 +162,25 @@ def test_notices_are_gated_and_never_replayed() -> None:
 
 @pytest.mark.parametrize(
     "event",
-    [TurnEnded(StopReason.END_TURN), ApprovalResolved("r", "c", "allow_once"),
-     PlanModeChanged(True), HistoryCleared(), SteerReceived([Text("more")])],
+    [ApprovalResolved("r", "c", "allow_once"), PlanModeChanged(True), HistoryCleared(),
+     SteerReceived([Text("more")])],
 )
 def test_events_without_an_acp_variant(event: Any) -> None:
     assert T.updates(event, session(), RICH) == []
     assert T.updates(event, session(), RICH, replay=True) == []
+
+
+def test_a_live_turn_end_announces_title_and_activity() -> None:
+    sess = session()
+    sess.updated_at = datetime(2026, 1, 2, 4, 4, 5, 123456, tzinfo=timezone(timedelta(hours=1)))
+    end = TurnEnded(StopReason.END_TURN)
+    untitled = valid_updates(T.updates(end, sess, PLAIN))
+    sess.title = "Fix the parser"
+    titled = valid_updates(T.updates(end, sess, PLAIN))
+    assert untitled == [{"sessionUpdate": "session_info_update",
+                         "updatedAt": "2026-01-02T03:04:05.123456Z"}]
+    assert titled == [{**untitled[0], "title": "Fix the parser"}]
+    assert T.updates(end, sess, PLAIN, replay=True) == []
 
 
 def test_an_agent_option_change_announces_the_full_set() -> None:

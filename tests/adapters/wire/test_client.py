@@ -365,3 +365,31 @@ async def test_hook_timeout_fails_open(open_wire: OpenWire) -> None:
         await served.client.prompt("Shell")
         events = served.client.take_events()
         assert "".join(e.text for e in events if isinstance(e, m.TextPart)) == "True"
+
+
+async def test_hooks_of_one_event_are_asked_at_once(open_wire: OpenWire) -> None:
+    received: list[str] = []
+    late: list[str] = []
+    both = anyio.Event()
+
+    async def decide(r: m.HookRequest) -> m.HookResponse:
+        received.append(r.subscription_id)
+        if len(received) == 2:
+            both.set()
+        try:
+            with anyio.fail_after(5):  # asked one after the other, the first waits in vain
+                await both.wait()
+        except TimeoutError:
+            late.append(r.subscription_id)
+            raise
+        action: m.HookAction = "block" if r.subscription_id == "h2" else "allow"
+        return m.HookResponse(request_id=r.id, action=action, reason=r.subscription_id)
+
+    hooks = [HookSubscription(id=f"h{n}", event="PreToolUse") for n in (1, 2, 3)]
+    async with open_wire(agent=Asking(), hooks=hooks, on_hook=decide) as served:
+        await served.client.prompt("Shell")
+        events = served.client.take_events()
+        assert sorted(received) == ["h1", "h2", "h3"] and late == []
+        assert "".join(e.text for e in events if isinstance(e, m.TextPart)) == "False h2"
+        assert [e for e in events if isinstance(e, m.HookTriggered)] == [
+            m.HookTriggered(event="PreToolUse", target="Shell", hook_count=3)]

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import anyio
 import pytest
 
-from wireproto.agent.api import Agent, ExternalTool
+from wireproto.agent.api import Agent, ApprovalRequest, ExternalTool
 from wireproto.agent.content import Text
 from wireproto.agent.events import AgentMessageChunk, StopReason, ToolKind, UserMessage
 from wireproto.agent.runtime import Runtime
@@ -405,3 +405,55 @@ async def test_a_request_that_cannot_be_sent_fails_open(
         assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=True"}]
         assert after[-1]["result"] == {"status": "finished"}
         assert "HookRequest" in caplog.text
+
+
+class SameApprovalId(Agent):
+    """Asks two approvals with one neutral id at the same time (through the channel)."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        call = await turn.start_tool("write", "Write")
+        request = ApprovalRequest(id="dup", tool_call_id=call.id, tool="write", action="write",
+                                  description="Write twice")
+        channel = turn.session.channel
+        assert channel is not None
+        async with anyio.create_task_group() as tg:
+            for _ in range(2):
+                tg.start_soon(channel.request_approval, turn.session, request)
+        return StopReason.END_TURN
+
+
+async def test_a_repeated_approval_id_is_replaced_and_both_are_resolved(open_raw: OpenRaw) -> None:
+    async with open_raw(agent=SameApprovalId()) as raw:
+        await raw.send(prompt("p", "go"))
+        _, first = await raw.until_request()
+        _, second = await raw.until_request()
+        ids = [first["id"], second["id"]]
+        assert "dup" in ids and len(set(ids)) == 2
+        for request in (first, second):
+            assert request["params"]["payload"]["id"] == request["id"]
+        await raw.send({"jsonrpc": "2.0", "id": "c", "method": "cancel"})
+        after = await raw.collect("p")
+        resolved = payloads(after, "ApprovalResponse")
+        assert sorted(r["request_id"] for r in resolved) == sorted(ids)
+        assert {(r["response"], r["feedback"]) for r in resolved} == {("reject", "cancelled")}
+        assert after[-1]["result"] == {"status": "cancelled"}
+
+
+class Steps(Agent):
+    """Runs three steps, then stops for the step limit."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        for _ in range(2):
+            await turn.say(f"step {turn.step}")
+            await turn.new_step()
+        return StopReason.MAX_STEPS
+
+
+async def test_steps_are_numbered_and_counted(open_raw: OpenRaw) -> None:
+    async with open_raw(agent=Steps()) as raw:
+        for id in ("p1", "p2"):  # each turn counts from 1
+            after = await raw.collect_call(id, "prompt", {"user_input": "go"})
+            assert payloads(after, "StepBegin") == [{"n": 1}, {"n": 2}, {"n": 3}]
+            assert after[-1]["result"] == {"status": "max_steps_reached", "steps": 3}
+        replayed = await raw.collect_call("r", "replay")
+        assert payloads(replayed, "StepBegin") == [{"n": 1}, {"n": 2}, {"n": 3}] * 2

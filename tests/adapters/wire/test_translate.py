@@ -50,6 +50,7 @@ from wireproto.agent.events import (
     PlanModeChanged,
     PlanUpdated,
     SteerReceived,
+    StepStarted,
     StopReason,
     ThoughtChunk,
     ToolCallStarted,
@@ -119,6 +120,10 @@ def test_chunks_usage_steer_plan_mode_and_silent_events() -> None:
                        token_usage=m.TokenUsage(input_other=7, output=3))
     ]
     assert tr.translate(UsageUpdated(used=5)) == [m.StatusUpdate(context_tokens=5)]
+    assert tr.translate(UsageUpdated(cache_read_tokens=4, cache_write_tokens=2)) == [
+        m.StatusUpdate(token_usage=m.TokenUsage(input_other=0, output=0, input_cache_read=4,
+                                                input_cache_creation=2))
+    ]
     assert tr.translate(SteerReceived([Text("more")])) == [m.SteerInput(user_input="more")]
     assert tr.translate(PlanModeChanged(True)) == [m.StatusUpdate(plan_mode=True)]
     assert tr.translate(OptionChanged("model", "x")) == []
@@ -135,9 +140,34 @@ def test_turn_brackets_only_on_replay() -> None:
     assert live.translate(TurnEnded(StopReason.END_TURN)) == []
     assert replay.translate(user) == [m.TurnBegin(user_input="go"), m.StepBegin(n=1)]
     assert replay.translate(TurnEnded(StopReason.END_TURN)) == [m.TurnEnd()]
+    replay.translate(user)
     assert replay.translate(TurnEnded(StopReason.CANCELLED)) == [
         m.StepInterrupted(), m.TurnEnd()
     ]
+
+
+def test_replay_leaves_out_the_end_of_a_turn_cut_by_a_clear() -> None:
+    # /clear: the history after the clear starts inside the /clear turn
+    replay = Translator(replay=True)
+    assert replay.translate(AgentMessageChunk("History cleared", "m1")) == [
+        m.TextPart(text="History cleared")
+    ]
+    assert replay.translate(TurnEnded(StopReason.END_TURN)) == []
+    assert replay.translate(UserMessage([Text("next")], "u2"))[0] == m.TurnBegin(
+        user_input="next")
+    assert replay.translate(TurnEnded(StopReason.END_TURN)) == [m.TurnEnd()]
+
+
+def test_later_steps_are_numbered_and_counted() -> None:
+    for tr in (Translator(), Translator(replay=True)):
+        assert tr.steps == 1
+        assert tr.translate(StepStarted(2)) == [m.StepBegin(n=2)]
+        assert tr.translate(StepStarted(3)) == [m.StepBegin(n=3)]
+        assert tr.steps == 3
+        tr.reset()
+        assert tr.steps == 1
+    assert prompt_result(StopReason.MAX_STEPS, 3) == PromptResult(
+        status="max_steps_reached", steps=3)
 
 
 def test_tool_call_lifecycle_with_a_diff() -> None:
@@ -196,6 +226,19 @@ def test_visible_resolutions_are_not_repeated() -> None:
     assert tr.translate(ApprovalResolved("r2", "c", "allow_session", "ok")) == [
         m.ApprovalResponse(request_id="r2", response="approve_for_session", feedback="ok")
     ]
+
+
+def test_approval_ids_in_use_are_replaced() -> None:
+    pending = {"r1"}
+    tr = Translator(reserved=pending.__contains__)
+    assert tr.approval_id("r0") == "r0"
+    fresh = tr.approval_id("r1")
+    assert fresh != "r1" and len(fresh) == 36  # a UUID
+    assert tr.translate(ApprovalResolved("r1", "c", "allow_once")) == [
+        m.ApprovalResponse(request_id=fresh, response="approve")
+    ]
+    tr.resolved(approval=tr.approval_id("r1"))  # resolved visibly: its own event is dropped
+    assert tr.translate(ApprovalResolved("r1", "c", "reject")) == []
 
 
 def test_client_result_is_emitted_verbatim() -> None:

@@ -1,10 +1,18 @@
-"""The Agent Client Protocol (ACP v1) adapter.
+"""The Agent Client Protocol (ACP v1) adapter: both roles, and one-call entry points.
 
-Serve any agent written against :mod:`wireproto.agent` to ACP clients
-(editors such as Zed): :func:`serve_acp` on stdio or any message stream,
-or :class:`~wireproto.adapters.acp.agent.AgentConnection` for more control.
+* Agent role: :func:`serve_acp` serves any agent written against
+  :mod:`wireproto.agent` to one ACP client (an editor such as Zed), over this
+  process's stdio by default or over any message stream;
+  :class:`AgentConnection` gives more control.
+* Client role: :func:`connect_acp` spawns an agent command or connects to a
+  WebSocket URL and yields an initialized :class:`ClientConnection`; prompt
+  turns are :class:`Turn` objects (async streams of typed updates). The default
+  handlers :class:`LocalFileSystem` and :class:`LocalTerminals` serve the
+  agent's ``fs/*`` and ``terminal/*`` requests.
+
 Types generated from the official schema live in
-:mod:`wireproto.adapters.acp.schema`.
+:mod:`wireproto.adapters.acp.schema`. The transports are imported lazily,
+only by :func:`serve_acp` (stdio) and :func:`connect_acp`.
 """
 
 from __future__ import annotations
@@ -14,11 +22,42 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from .agent import AgentConnection
+from .client import ClientConnection
+from .clientfs import FileSystem, LocalFileSystem
+from .clientstate import (
+    ClientSession,
+    LoadResult,
+    PermissionHandler,
+    SessionEvent,
+    UpdateHandler,
+    option_of_kind,
+)
+from .connect import connect_acp
+from .terminals import LocalTerminals, Terminals
+from .turn import Turn
+
 if TYPE_CHECKING:
     from wireproto.agent.api import Agent
     from wireproto.agent.runtime import Runtime
 
-__all__ = ["serve_acp"]
+__all__ = [
+    "AgentConnection",
+    "ClientConnection",
+    "ClientSession",
+    "FileSystem",
+    "LoadResult",
+    "LocalFileSystem",
+    "LocalTerminals",
+    "PermissionHandler",
+    "SessionEvent",
+    "Terminals",
+    "Turn",
+    "UpdateHandler",
+    "connect_acp",
+    "option_of_kind",
+    "serve_acp",
+]
 
 
 async def serve_acp(
@@ -48,7 +87,6 @@ async def serve_acp(
     Raises:
         OSError: stdin or stdout cannot be used (stdio only).
     """
-    from wireproto.adapters.acp.agent import AgentConnection
     from wireproto.agent.runtime import Runtime
 
     runtime = agent if isinstance(agent, Runtime) else Runtime(agent)

@@ -14,10 +14,12 @@ neutral values in and writes the ACP Structs that come out.
 * **Events.** :func:`updates` turns one neutral
   :data:`~wireproto.agent.events.Event` into zero or more ``session/update``
   variants with the rule table :data:`_EVENT_RULES` (event class -> rule).
-  Events ACP has no variant for (turn ends, approvals, plan mode, history
-  clears) translate to nothing. The live user prompt is not echoed (the
-  client sent it); in a replay it becomes ``user_message_chunk``\\ s carrying
-  the original message id, just as agent and thought chunks keep theirs.
+  Events ACP has no variant for (approvals, plan mode, history clears)
+  translate to nothing. The end of a live turn announces the session's
+  title and last activity with a ``session_info_update`` (still before the
+  prompt's response). The live user prompt is not echoed (the client sent
+  it); in a replay it becomes ``user_message_chunk``\\ s carrying the
+  original message id, just as agent and thought chunks keep theirs.
   Gated variants are produced only when the client advertised them
   (``notice``: ``session.notices``); notices are never replayed.
 * **Options.** :func:`config_options` renders the agent's declared options
@@ -36,6 +38,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from msgspec import UNSET
@@ -78,6 +81,7 @@ from wireproto.agent.events import (
     ThoughtChunk,
     ToolCallStarted,
     ToolCallUpdated,
+    TurnEnded,
     UsageUpdated,
     UserMessage,
 )
@@ -94,10 +98,12 @@ __all__ = [
     "block_out",
     "client_capabilities",
     "config_options",
+    "iso_time",
     "mode_option",
     "modes",
     "prompt_in",
     "session_info",
+    "session_info_update",
     "tool_content",
     "updates",
 ]
@@ -279,6 +285,17 @@ def _steer(e: SteerReceived, ctx: Context, replay: bool) -> list[S.SessionUpdate
     return []  # ACP has no steering; such input never arrives over ACP
 
 
+def iso_time(moment: datetime) -> str:
+    """ISO 8601 in UTC with microseconds, as ``session/list`` shows ``updatedAt``."""
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def session_info_update(session: Session) -> S.SessionInfoUpdate:
+    """The session's title (when it has one) and last activity."""
+    return S.SessionInfoUpdate(title=_none_unset(session.title),
+                               updated_at=iso_time(session.updated_at))
+
+
 _Rule = Callable[[Any, Context, bool], list[S.SessionUpdate]]
 
 _EVENT_RULES: dict[type, _Rule] = {
@@ -298,9 +315,9 @@ _EVENT_RULES: dict[type, _Rule] = {
 }
 """Neutral event class -> rule producing ``session/update`` variants.
 
-Event classes missing here (``TurnEnded``, ``ApprovalResolved``,
-``PlanModeChanged``, ``HistoryCleared``) have no ACP variant.
-``OptionChanged`` needs the session and is handled in :func:`updates`.
+Event classes missing here (``ApprovalResolved``, ``PlanModeChanged``,
+``HistoryCleared``) have no ACP variant. ``OptionChanged`` and ``TurnEnded``
+need the session and are handled in :func:`updates`.
 """
 
 
@@ -311,9 +328,13 @@ def updates(
     rule = _EVENT_RULES.get(type(event))
     if rule is not None:
         return rule(event, ctx, replay)
-    if isinstance(event, OptionChanged) and not replay:
+    if replay:
+        return []
+    if isinstance(event, OptionChanged):
         values = {**session.options, event.option_id: event.value}
         return option_updates(ctx.options, values, ctx.client, event.option_id)
+    if isinstance(event, TurnEnded):
+        return [session_info_update(session)]
     return []
 
 

@@ -164,11 +164,6 @@ class WireChannel:
             raise ConnectionClosed("the Wire channel has no connection")
         return self._peer
 
-    @property
-    def outstanding(self) -> int:
-        """Requests sent and not yet answered or abandoned."""
-        return sum(1 for e in self._outstanding.values() if e.abandoned is None)
-
     # ---------------------------------------------------------------- events
 
     async def emit(self, *events: m.Event) -> None:
@@ -268,7 +263,8 @@ class WireChannel:
         if self.yolo:
             return Approval(Decision.ALLOW_ONCE)
         wire = approval_request(
-            request, request.id, self.translator.wire_id(request.tool_call_id)
+            request, self.translator.approval_id(request.id),
+            self.translator.wire_id(request.tool_call_id),
         )
         entry = await self._ask(wire)
         if entry.abandoned is not None:
@@ -355,24 +351,37 @@ class WireChannel:
     async def run_hook(
         self, session: Session, event: str, target: str, input: dict[str, Any]
     ) -> tuple[bool, str]:
-        """Send a ``HookRequest`` per matching subscription; fail open (allow)."""
+        """Send a ``HookRequest`` per matching subscription, all at once; fail open.
+
+        Each request waits up to its subscription's ``timeout``; a timeout,
+        an error or an invalid answer counts as ``allow``. The first
+        subscription (in subscription order) that answers ``block`` decides.
+        ``HookTriggered`` / ``HookResolved`` events bracket the batch.
+        """
         subscriptions = self._subscriptions(event, target)
         if not subscriptions:
             return True, ""
         await self.emit(m.HookTriggered(event=event, target=target,
                                         hook_count=len(subscriptions)))
         started = anyio.current_time()
-        allowed, reason = True, ""
-        for sub in subscriptions:
+        answers: list[m.HookResponse | None] = [None] * len(subscriptions)
+
+        async def ask(index: int, sub: HookSubscription) -> None:
             request = m.HookRequest(
                 id=str(uuid.uuid4()), subscription_id=sub.id, event=event, target=target,
                 input_data=input,
             )
-            entry = await self._ask(request, limit=sub.timeout)
-            response = entry.response
-            if isinstance(response, m.HookResponse) and response.action == "block":
-                allowed, reason = False, response.reason
-                break
+            try:
+                response = (await self._ask(request, limit=sub.timeout)).response
+            except ConnectionClosed:
+                return  # fail open, as for every other failure
+            answers[index] = response if isinstance(response, m.HookResponse) else None
+
+        async with anyio.create_task_group() as tg:
+            for index, sub in enumerate(subscriptions):
+                tg.start_soon(ask, index, sub)
+        block = next((a for a in answers if a is not None and a.action == "block"), None)
+        allowed, reason = (True, "") if block is None else (False, block.reason)
         await self.emit(
             m.HookResolved(
                 event=event, target=target, action="allow" if allowed else "block",

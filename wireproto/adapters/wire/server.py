@@ -11,7 +11,10 @@ are processed while a ``prompt`` runs (the peer's concurrency cap is far above
 the one streaming operation a connection can have).
 
 One *streaming operation* (a ``prompt`` turn or a ``replay``) runs at a time;
-a second one, or ``initialize`` meanwhile, gets ``-32000``. A turn is framed
+a second one, or ``initialize`` meanwhile, gets ``-32000``. Every server
+request belongs to a turn and is resolved when the turn ends, so none is
+pending when ``initialize`` is accepted: the reference's re-sending of
+pending approvals on ``initialize`` (spec §5.1) has nothing to re-send here. A turn is framed
 by the server itself — ``TurnBegin`` and ``StepBegin`` before the agent runs,
 ``StepInterrupted`` (cancel or error) and ``TurnEnd`` after it, always before
 the ``prompt`` response — and everything in between comes from the agent
@@ -412,6 +415,7 @@ class WireServer:
                 stop = await self.runtime.prompt(session, content)
             except Exception as exc:
                 error = exc
+        steps = channel.translator.steps
         try:
             await channel.abandon_all("turn ended")
             channel.translator.reset()
@@ -424,7 +428,7 @@ class WireServer:
             raise rpc_error(error) from error
         if error is not None:
             raise error
-        return prompt_result(stop)
+        return prompt_result(stop, steps)
 
     async def _cancel(self, params: Any) -> CancelResult:
         if not self._streaming:

@@ -25,7 +25,15 @@ and writes what comes out.
   / ``StepInterrupted`` / ``TurnEnd`` itself (it must, even when the agent
   fails), so ``UserMessage`` and ``TurnEnded`` translate to nothing. In a
   replay they become ``TurnBegin`` + ``StepBegin`` and (``StepInterrupted`` +)
-  ``TurnEnd``, so replayed traffic has the live shape.
+  ``TurnEnd``, so replayed traffic has the live shape; the end of a turn whose
+  beginning was cut off by a history clear (``/clear``) is left out, so every
+  replayed ``TurnEnd`` has its ``TurnBegin``. Later steps of a turn
+  (``StepStarted``) are ``StepBegin`` with their number either way; the
+  translator counts them for a ``max_steps_reached`` answer (:attr:`Translator.steps`).
+* **Approval ids** (spec §13.5). An approval's Wire id is the neutral
+  request id unless a request with that id is pending on the connection;
+  then a fresh UUID is used (:meth:`Translator.approval_id`) and the
+  ``ApprovalResponse`` event of the neutral resolution carries it too.
 * **Visible resolutions** (spec §13.6). When the server resolves an
   unanswered request itself it writes the ``ApprovalResponse`` /
   ``ToolResult`` event at once and marks the id with :meth:`Translator.resolved`;
@@ -69,6 +77,7 @@ from wireproto.agent.events import (
     PlanModeChanged,
     PlanUpdated,
     SteerReceived,
+    StepStarted,
     StopReason,
     ThoughtChunk,
     ToolCallStarted,
@@ -279,6 +288,9 @@ class Translator:
             become turn brackets) rather than a live stream.
         reserved: tells whether a Wire id is in use outside the translator
             (e.g. by a pending request); such ids are never handed out.
+
+    Attributes:
+        steps: the current turn's step count so far (the last ``StepBegin`` n).
     """
 
     def __init__(
@@ -291,7 +303,10 @@ class Translator:
         self._resolved_approvals: set[str] = set()
         self._resolved_tools: set[str] = set()
         self._client_results: dict[str, m.ToolReturnValue] = {}
+        self._approval_ids: dict[str, str] = {}
         self._todo_ids = itertools.count(1)
+        self._turn_open = False
+        self.steps = 1
 
     # ----------------------------------------------------------- tool-call ids
 
@@ -307,6 +322,14 @@ class Translator:
             candidate = f"{call_id}~{n}"
         return candidate
 
+    def approval_id(self, request_id: str) -> str:
+        """The Wire id for a neutral approval request: ``request_id`` unless it is in use."""
+        if not self._reserved(request_id):
+            return request_id
+        wire_id = str(uuid.uuid4())
+        self._approval_ids[request_id] = wire_id
+        return wire_id
+
     def resolved(self, *, approval: str | None = None, tool_call: str | None = None) -> None:
         """Mark a request resolved visibly: a later neutral resolution of it is dropped.
 
@@ -320,10 +343,12 @@ class Translator:
             self._resolved_tools.add(tool_call)
 
     def reset(self) -> None:
-        """Forget open tool calls (at the end of a turn: none of them can finish later)."""
+        """Forget the turn's open tool calls and ids (at its end: none can finish later)."""
         self._calls.clear()
         self._wire_ids.clear()
         self._client_results.clear()
+        self._approval_ids.clear()
+        self.steps = 1
 
     def client_result(self, wire_id: str, value: m.ToolReturnValue) -> None:
         """Remember the client's own result of an external call, to emit it verbatim."""
@@ -339,15 +364,23 @@ class Translator:
     def _user_message(self, event: UserMessage) -> list[WireEvent]:
         if not self.replay:
             return []  # the server writes TurnBegin itself, with the input as sent
+        self._turn_open = True
         return [m.TurnBegin(user_input=blocks_to_user_input(event.content)), m.StepBegin(n=1)]
 
     def _turn_ended(self, event: TurnEnded) -> list[WireEvent]:
         if not self.replay:
             return []
         self.reset()
+        if not self._turn_open:  # its TurnBegin was cleared from history
+            return []
+        self._turn_open = False
         if event.stop_reason is StopReason.CANCELLED:
             return [m.StepInterrupted(), m.TurnEnd()]
         return [m.TurnEnd()]
+
+    def _step(self, event: StepStarted) -> list[WireEvent]:
+        self.steps = event.n
+        return [m.StepBegin(n=event.n)]
 
     def _tool_started(self, event: ToolCallStarted) -> list[WireEvent]:
         wire_id = self._unique(event.id)
@@ -414,12 +447,13 @@ class Translator:
         ]
 
     def _approval(self, event: ApprovalResolved) -> list[WireEvent]:
-        if event.request_id in self._resolved_approvals:
-            self._resolved_approvals.discard(event.request_id)
+        wire_id = self._approval_ids.pop(event.request_id, event.request_id)
+        if wire_id in self._resolved_approvals:
+            self._resolved_approvals.discard(wire_id)
             return []
         return [
             m.ApprovalResponse(
-                request_id=event.request_id,
+                request_id=wire_id,
                 response=DECISION_TO_WIRE.get(event.decision, "reject"),
                 feedback=event.feedback,
             )
@@ -427,9 +461,15 @@ class Translator:
 
 
 def _usage(tr: Translator, event: UsageUpdated) -> list[WireEvent]:
+    counts = (event.input_tokens, event.output_tokens, event.cache_read_tokens,
+              event.cache_write_tokens)  # fmt: skip
     usage = None
-    if event.input_tokens is not None or event.output_tokens is not None:
-        usage = m.TokenUsage(input_other=event.input_tokens or 0, output=event.output_tokens or 0)
+    if any(count is not None for count in counts):
+        usage = m.TokenUsage(
+            input_other=event.input_tokens or 0, output=event.output_tokens or 0,
+            input_cache_read=event.cache_read_tokens or 0,
+            input_cache_creation=event.cache_write_tokens or 0,
+        )
     ratio = None
     if event.used is not None and event.size:
         ratio = event.used / event.size
@@ -463,6 +503,7 @@ _EVENT_RULES: dict[type, Callable[[Translator, Any], list[WireEvent]]] = {
     ToolCallUpdated: Translator._tool_updated,
     PlanUpdated: Translator._plan,
     UsageUpdated: _usage,
+    StepStarted: Translator._step,
     SteerReceived: lambda tr, e: [m.SteerInput(user_input=blocks_to_user_input(e.content))],
     ApprovalResolved: Translator._approval,
     PlanModeChanged: lambda tr, e: [m.StatusUpdate(plan_mode=e.enabled)],

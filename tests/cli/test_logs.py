@@ -1,0 +1,66 @@
+"""The command line's log file: location, size bound, pruning, redaction (in process)."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wireproto.cli import logs
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private ``WIREPROTO_HOME``; the handlers ``setup_logging`` installs are removed after."""
+    monkeypatch.setenv("WIREPROTO_HOME", str(tmp_path / "home"))
+    root = logging.getLogger()
+    level = root.level
+    yield tmp_path / "home"
+    for handler in logs._installed:
+        root.removeHandler(handler)
+        handler.close()
+    logs._installed.clear()
+    logs._file.clear()
+    root.setLevel(level)
+
+
+def test_old_files_are_pruned_and_the_file_is_size_bounded(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory = home / "logs"
+    directory.mkdir(parents=True)
+    for n in range(logs.KEEP_LOG_FILES + 5):
+        old = directory / f"acp-{n}.log"
+        old.write_text("old\n")
+        os.utime(old, (1_000_000 + n, 1_000_000 + n))
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", 4096)
+    path = logs.setup_logging("wire", "error")  # stderr quiet; the file still gets INFO
+    assert path == directory / f"wire-{os.getpid()}.log"
+    names = {p.name for p in directory.iterdir()}
+    assert f"acp-{logs.KEEP_LOG_FILES + 4}.log" in names and "acp-0.log" not in names
+    assert len(names) == logs.KEEP_LOG_FILES + 1  # the newest kept, plus this run's
+    log = logging.getLogger("wireproto.test")
+    for n in range(200):
+        log.info("line %d %s", n, "x" * 60)
+    assert path.stat().st_size <= 4096
+    assert (directory / f"{path.name}.1").exists()  # rotated once, one backup kept
+    assert "line 199" in path.read_text()
+
+
+def test_secrets_never_reach_the_file(home: Path) -> None:
+    path = logs.setup_logging("connect", "error")
+    assert path is not None
+    logs.redact("a-registered-secret")
+    log = logging.getLogger("wireproto.test")
+    log.info("connecting to ws://h:1/?token=presented-token with %s", "a-registered-secret")
+    try:
+        raise RuntimeError("Authorization: Bearer in-a-traceback")
+    except RuntimeError:
+        log.exception("failed")
+    text = path.read_text()
+    assert "connecting to ws://h:1/?token=***" in text and "failed" in text
+    for secret in ("presented-token", "a-registered-secret", "in-a-traceback"):
+        assert secret not in text
