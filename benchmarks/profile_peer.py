@@ -42,10 +42,17 @@ AREAS = (
 )
 
 
-def area(filename: str) -> str:
-    """The area a profiled function belongs to."""
-    if filename.startswith("{") or filename == "~":
-        return "builtins/syscalls"
+SYSCALLS = "syscalls (poll/read/write)"
+
+
+def area(filename: str, function: str) -> str:
+    """The area a profiled function belongs to (C functions by their name)."""
+    if filename == "~":
+        if "msgspec" in function:
+            return "msgspec"
+        if "posix." in function or "epoll" in function:
+            return SYSCALLS
+        return "other built-ins"
     for needle, name in AREAS:
         if needle in filename:
             return name
@@ -57,12 +64,15 @@ def summarise(stats: pstats.Stats, title: str, top: int) -> None:
     raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
     per_area: dict[str, float] = defaultdict(float)
     total = 0.0
-    for (filename, _line, _name), (_cc, _nc, tt, _ct, _callers) in raw.items():
-        per_area[area(filename)] += tt
+    for (filename, _line, function), (_cc, _nc, tt, _ct, _callers) in raw.items():
+        per_area[area(filename, function)] += tt
         total += tt
-    print(f"\n== {title}: {total:.2f} s profiled")
+    busy = total - per_area[SYSCALLS]
+    print(f"\n== {title}: {total:.2f} s profiled, {busy:.2f} s outside poll/read/write")
+    print(f"  {'area':26} {'of all':>7} {'of the rest':>12}")
     for name, t in sorted(per_area.items(), key=lambda kv: -kv[1]):
-        print(f"  {name:22} {100 * t / total:5.1f} %")
+        share = "" if name == SYSCALLS else f"{100 * t / busy:10.1f} %"
+        print(f"  {name:26} {100 * t / total:5.1f} % {share}")
     print("  top functions by own time:")
     rows = sorted(raw.items(), key=lambda kv: -kv[1][2])[:top]
     for (filename, line, name), (_cc, nc, tt, _ct, _callers) in rows:

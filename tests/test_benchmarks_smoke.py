@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 MESSAGES = {"session_update_chunk", "session_prompt", "tool_call_update_diff", "initialize_result"}
 
@@ -21,7 +23,7 @@ MESSAGES = {"session_update_chunk", "session_prompt", "tool_call_update_diff", "
 def run_json(script: str, *args: str) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, str(BENCH / script), "--quick", "--json", *args],
-        capture_output=True, text=True, timeout=50, cwd=BENCH.parent,
+        capture_output=True, text=True, timeout=110, cwd=BENCH.parent,
     )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
@@ -38,6 +40,7 @@ def check_machine(info: dict[str, Any]) -> None:
     assert info["packages"]["msgspec"] and info["packages"]["agent-client-protocol"]
 
 
+@pytest.mark.timeout(120)  # a few seconds normally; generous for a loaded machine
 def test_bench_codec_json_shape() -> None:
     out = run_json("bench_codec.py")
     assert out["benchmark"] == "codec"
@@ -61,6 +64,7 @@ def test_bench_codec_json_shape() -> None:
     assert all(isinstance(t["met"], bool) for t in out["targets"].values())
 
 
+@pytest.mark.timeout(120)
 def test_bench_peer_json_shape() -> None:
     out = run_json("bench_peer.py")
     assert out["benchmark"] == "peer"

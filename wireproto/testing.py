@@ -116,13 +116,20 @@ class _FramedEnd(anyio.abc.ObjectStream[bytes]):
         self._chunks = chunks
         self._out = out
         self.framer = LineFramer(max_bytes)
+        self._eof = False
 
     async def receive(self) -> bytes:
         while True:
             message = self.framer.next_message()  # may raise MessageTooLarge
             if message is not None:
                 return message
-            self.framer.feed(await self._chunks.receive())
+            if self._eof:
+                raise anyio.EndOfStream
+            try:
+                self.framer.feed(await self._chunks.receive())
+            except anyio.EndOfStream:
+                self._eof = True
+                self.framer.feed(b"\n")  # an unterminated last line counts, as on stdio
 
     async def send(self, item: bytes) -> None:
         await self._out.send(item)

@@ -516,6 +516,14 @@ async def test_message_too_large_is_answered_and_peer_keeps_working(dialect: Dia
         assert probe.framer.buffered == 0
 
 
+async def test_unterminated_last_line_is_handled_at_end_of_input() -> None:
+    async with probe_peer(echo_router()) as (peer, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"echo","params":"last"}')
+        probe.write_eof()
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":1,"result":"last"}\n'
+        await peer.wait_closed()
+
+
 # --------------------------------------------------------------------- usage
 
 

@@ -159,7 +159,7 @@ async def test_no_task_per_notification() -> None:
         if params == 99:
             done.set()
 
-    async with peer_pair(router, None, inbox_size=200) as (a, b):
+    async with peer_pair(router, None, inbox_size=200) as (_, b):
         await b.notify("n", 0)
         await anyio.wait_all_tasks_blocked()
         tasks = len(anyio.get_running_tasks())

@@ -6,12 +6,12 @@ The peer's reader hands every inbound request to :meth:`HandlerPool.admit`,
 which never waits for a handler:
 
 =================================  ==========================================
-no route (or a notification route)  answered ``-32601`` at once
-fewer than ``max_concurrency``      handled now, by a parked handler task if
-handled                             one is idle (cheaper than a new task)
-the backlog has room                queued; a handler task that finishes
-                                    takes the oldest one
-otherwise                           answered ``overload_code`` at once
+no route, or a notification route  answered ``-32601`` at once
+under ``max_concurrency`` running  handled now (by a parked handler task when
+                                   one is idle: cheaper than a new task)
+room in the backlog                queued; the next free handler task takes
+                                   the oldest one
+otherwise                          answered ``overload_code`` at once
 =================================  ==========================================
 
 Each request runs in its own cancel scope, registered by id so that an

@@ -8,6 +8,7 @@ acp.md §5 / §7.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -166,6 +167,18 @@ async def test_another_protocol_version_is_refused() -> None:
         call = Call(tg, client.initialize)
         await agent.answer(await agent.expect("initialize"), {"protocolVersion": 2})
         with pytest.raises(RemoteProtocolError, match="version 2"):
+            await call.result()
+        assert not client.initialized
+
+
+async def test_initialize_has_a_deadline() -> None:
+    """IO-15: an agent that never answers initialize does not hang the client."""
+    ours, theirs = memory_pair()
+    agent = RawAgent(theirs)
+    async with theirs, ClientConnection(ours) as client, anyio.create_task_group() as tg:
+        call = Call(tg, functools.partial(client.initialize, timeout=0.2))
+        await agent.expect("initialize")  # and no answer
+        with pytest.raises(TimeoutError):
             await call.result()
         assert not client.initialized
 
@@ -584,7 +597,10 @@ async def test_a_permission_handler_picks_an_option() -> None:
 async def test_handlers_not_installed_are_not_routed() -> None:
     async with connected() as (client, agent, _):
         await open_session(client, agent)
-        for method in ("fs/read_text_file", "terminal/create", "elicitation/create"):
+        await agent.send({"method": "_acme.dev/ping", "params": {}},  # ignored (IO-59)
+                         {"method": "$/progress", "params": {"token": 1}})
+        for method in ("fs/read_text_file", "terminal/create", "elicitation/create",
+                       "_acme.dev/symbols"):
             await agent.send({"id": method, "method": method,
                               "params": {"sessionId": "s1", "path": "/work/a"}})
             answer = await agent.receive()

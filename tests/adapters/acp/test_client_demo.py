@@ -106,6 +106,10 @@ async def run(client: ClientConnection, sid: str, prompt: str) -> tuple[list[Any
     return updates, turn.stop_reason
 
 
+def chunks(reply: tuple[list[Any], Any]) -> list[S.AgentMessageChunk]:
+    return [u for u in reply[0] if isinstance(u, S.AgentMessageChunk)]
+
+
 def text_of(updates: list[Any], kind: type = S.AgentMessageChunk) -> str:
     return "".join(u.content.text for u in updates if isinstance(u, kind))
 
@@ -135,6 +139,7 @@ async def test_a_conversation(
         assert len(chunks) > 1 and len({u.message_id for u in chunks}) == 1
         # sent right after the session/new response, before the prompt (IO-36/37)
         assert "write" in [c.name for c in session.available_commands]
+        assert session.title == "hello there"  # the turn's session_info_update
 
         target = tmp_path / "notes.txt"
         updates, _ = await run(client, sid, f"/write {target} some text")
@@ -172,8 +177,8 @@ async def test_every_other_command(transport: str, anyio_backend: str, tmp_path:
     thought, stop = replies["/think deep thoughts"]
     assert (text_of(thought, S.AgentThoughtChunk), text_of(thought), stop) == (
         "deep thoughts", "Done thinking", "end_turn")
-    assert [u.content.text for u in replies["/slow 3"][0]] == ["tick 1", "tick 2", "tick 3"]
-    big = replies["/big 70000"][0]
+    assert [u.content.text for u in chunks(replies["/slow 3"])] == ["tick 1", "tick 2", "tick 3"]
+    big = chunks(replies["/big 70000"])
     assert len(big) == 1 and big[0].content.text == "x" * 70000  # over 64 KiB (IO-01)
     assert text_of(replies['/tool grep {"q": 1}'][0]) == (
         "External tools are not available over ACP")

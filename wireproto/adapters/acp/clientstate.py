@@ -161,6 +161,7 @@ def option_of_kind(
 
 
 def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
+    """The answer without a handler: the first ``reject_*`` option, else ``cancelled``."""
     option = option_of_kind(request, "reject_once", "reject_always")
     if option is None:
         return s.CancelledPermissionOutcome()

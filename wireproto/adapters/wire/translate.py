@@ -348,6 +348,8 @@ class Translator:
         self._wire_ids.clear()
         self._client_results.clear()
         self._approval_ids.clear()
+        self._resolved_approvals.clear()
+        self._resolved_tools.clear()
         self.steps = 1
 
     def client_result(self, wire_id: str, value: m.ToolReturnValue) -> None:
