@@ -37,15 +37,17 @@ async def run_turn(runtime: Runtime, session: Session, text: str, outcome: Outco
     outcome.stop = await runtime.prompt(session, [Text(text)])
 
 
-def assert_tool_call_failed_as_cancelled(channel: RecordingChannel, session: Session) -> None:
+def assert_tool_call_failed_as_cancelled(
+    runtime: Runtime, channel: RecordingChannel, session: Session
+) -> None:
     events = channel.events(session.id)
     started = [e for e in events if isinstance(e, ToolCallStarted)]
     assert len(started) == 1
     last = [e for e in events if isinstance(e, ToolCallUpdated) and e.id == started[0].id][-1]
     assert (last.status, last.message) == (ToolStatus.FAILED, "cancelled")
     assert events[-1] == TurnEnded(stop_reason=StopReason.CANCELLED)
-    stored = [e for e in events if isinstance(e, ToolCallUpdated)]
-    assert stored  # and it was recorded, so a replay shows the final status
+    # and it was recorded, so a replay shows the final status
+    assert runtime.store.load(session.id).events == events
 
 
 async def assert_next_turn_works(runtime: Runtime, session: Session) -> None:
@@ -87,7 +89,7 @@ async def test_cancel_while_waiting_for_approval(
     assert outcome.stop is StopReason.CANCELLED
     assert call.state == "cancelled"
     assert not (workdir / "w.txt").exists()
-    assert_tool_call_failed_as_cancelled(channel, session)
+    assert_tool_call_failed_as_cancelled(runtime, channel, session)
     channel.hold.clear()
     await assert_next_turn_works(runtime, session)
     assert await runtime.prompt(session, [Text("/write w.txt data")]) is StopReason.END_TURN
@@ -105,7 +107,7 @@ async def test_cancel_while_client_read_pending(runtime: Runtime, workdir: Path)
         runtime.cancel(session)
     assert outcome.stop is StopReason.CANCELLED
     assert [c.state for c in channel.calls] == ["cancelled"]
-    assert_tool_call_failed_as_cancelled(channel, session)
+    assert_tool_call_failed_as_cancelled(runtime, channel, session)
     assert call.args == (str(workdir / "r.txt"),)
     await assert_next_turn_works(runtime, session)
 
@@ -123,7 +125,7 @@ async def test_cancel_while_external_tool_pending(runtime: Runtime, workdir: Pat
         runtime.cancel(session)
     assert outcome.stop is StopReason.CANCELLED
     assert call.state == "cancelled"
-    assert_tool_call_failed_as_cancelled(channel, session)
+    assert_tool_call_failed_as_cancelled(runtime, channel, session)
     await assert_next_turn_works(runtime, session)
 
 
@@ -195,6 +197,22 @@ async def test_cancel_while_a_chunk_send_is_blocked(runtime: Runtime, workdir: P
     # history is what the client saw: the undelivered chunk is not replayed
     assert runtime.store.load(session.id).events == channel.events(session.id)
     await assert_next_turn_works(runtime, session)
+
+
+async def test_cancel_while_a_tool_call_start_is_blocked(runtime: Runtime, workdir: Path) -> None:
+    channel = SendTracking()
+    session = await runtime.new_session(channel, str(workdir))
+    channel.pause_at(lambda e: isinstance(e, ToolCallStarted))
+    outcome = Outcome()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run_turn, runtime, session, "/read r.txt", outcome)
+        await channel.wait_until(lambda: channel.blocked_sends == 1)
+        runtime.cancel(session)
+        channel.resume()
+    assert outcome.stop is StopReason.CANCELLED
+    # the call was never announced, so no update for it follows
+    assert [type(e) for e in channel.events()] == [UserMessage, TurnEnded]
+    assert runtime.store.load(session.id).events == channel.events()
 
 
 async def test_a_slow_client_slows_the_turn_down(runtime: Runtime, workdir: Path) -> None:

@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+# the demo starts and restarts both servers (four processes): room for a busy machine
+pytestmark = pytest.mark.timeout(120)
+
 
 def _isolated(kit: Any, tmp_path: Path) -> tuple[dict[str, str], Path, Path]:
     """An environment without WIREPROTO_HOME, with a fresh HOME and an empty cwd."""

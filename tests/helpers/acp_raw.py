@@ -53,6 +53,10 @@ TURN_VARIANTS = frozenset((
 
 SETUP_METHODS = frozenset(("session/load", "session/resume"))
 
+QUIET_LIMIT = 20.0
+"""Seconds :meth:`RawAcp.receive` waits for the agent's next message before failing
+(a bound well below the test timeout, so a hang fails fast and says where)."""
+
 log = logging.getLogger(__name__)
 
 
@@ -163,8 +167,10 @@ class RawAcp:
         Raises:
             anyio.EndOfStream: the agent closed the connection.
             AssertionError: the message breaks a rule.
+            TimeoutError: the agent wrote nothing for :data:`QUIET_LIMIT` seconds.
         """
-        raw = await self.stream.receive()
+        with anyio.fail_after(QUIET_LIMIT):
+            raw = await self.stream.receive()
         assert b"\n" not in raw.rstrip(b"\n"), f"a raw newline inside a message: {raw!r}"
         msg = msgspec.json.decode(raw)
         self.log.append(msg)

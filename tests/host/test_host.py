@@ -25,7 +25,8 @@ from wireproto.host.host import DEFAULT_BRIDGE_COMMAND, Host
 from wireproto.host.policy import NativeTool
 from wireproto.host.store import AuthState
 
-pytestmark = pytest.mark.anyio
+# each test starts several harness and bridge processes: room for a busy machine
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 
 PLAIN = ["kiki_read", "kiki_write", "kiki_grep"]
 

@@ -252,12 +252,16 @@ class Turn:
         self._message_id = self._thought_id = None
         if status not in _FINAL:
             self._open_calls[call.id] = call
-        await self.emit(
-            ToolCallStarted(
-                id=call.id, name=name, title=title, kind=kind, status=status,
-                locations=list(locations), raw_input=raw_input, external=external,
+        try:
+            await self.emit(
+                ToolCallStarted(
+                    id=call.id, name=name, title=title, kind=kind, status=status,
+                    locations=list(locations), raw_input=raw_input, external=external,
+                )
             )
-        )
+        except anyio.get_cancelled_exc_class():
+            self._open_calls.pop(call.id, None)  # never announced: nothing to close
+            raise
         return call
 
     def _unique_call_id(self, wanted: str) -> str:

@@ -43,7 +43,8 @@ class RawAgent:
             await self.stream.send(json.dumps({"jsonrpc": "2.0", **message}).encode())
 
     async def receive(self) -> Json:
-        data: Json = json.loads(await self.stream.receive())
+        with anyio.fail_after(10):  # the client under test must have written by then
+            data: Json = json.loads(await self.stream.receive())
         return data
 
     async def expect(self, method: str) -> Json:

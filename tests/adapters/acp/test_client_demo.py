@@ -64,28 +64,29 @@ async def demo(
     async def serve(stream: Any) -> None:
         await serve_acp(DemoAgent(), stream, stop=stop, allow_client_stdio_mcp=allow_stdio)
 
-    async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
-        stream: Any
-        if transport == "subprocess":
-            flags = ["--allow-client-stdio-mcp"] if allow_stdio else []
-            cmd = [sys.executable, str(AGENT_SCRIPT), "--backend", backend, *flags]
-            stream = await stack.enter_async_context(
-                open_subprocess(cmd, env=dict(os.environ), stderr="log"))
-        elif transport == "memory":
-            stream, theirs = memory_pair()
-            tg.start_soon(serve, theirs)
-        else:
+    with anyio.fail_after(30):  # the whole conversation, well below the test timeout
+        async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
+            stream: Any
+            if transport == "subprocess":
+                flags = ["--allow-client-stdio-mcp"] if allow_stdio else []
+                cmd = [sys.executable, str(AGENT_SCRIPT), "--backend", backend, *flags]
+                stream = await stack.enter_async_context(
+                    open_subprocess(cmd, env=dict(os.environ), stderr="log"))
+            elif transport == "memory":
+                stream, theirs = memory_pair()
+                tg.start_soon(serve, theirs)
+            else:
 
-            async def handler(stream: Any, request: WebSocketRequest) -> None:
-                await serve(stream)
+                async def handler(stream: Any, request: WebSocketRequest) -> None:
+                    await serve(stream)
 
-            server = await stack.enter_async_context(serve_websocket(handler))
-            stream = await stack.enter_async_context(connect_websocket(server.url))
-        checked = CheckedStream(stream, agent_side=False)
-        client = await stack.enter_async_context(ClientConnection(checked, **options))
-        await client.initialize()
-        yield client, checked
-        stop.set()
+                server = await stack.enter_async_context(serve_websocket(handler))
+                stream = await stack.enter_async_context(connect_websocket(server.url))
+            checked = CheckedStream(stream, agent_side=False)
+            client = await stack.enter_async_context(ClientConnection(checked, **options))
+            await client.initialize()
+            yield client, checked
+            stop.set()
     assert checked.conformance.checked > 0
     assert checked.errors == []
 

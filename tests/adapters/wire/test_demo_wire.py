@@ -309,3 +309,36 @@ async def test_sigterm_mid_turn_ends_the_turn_cleanly(
             assert client.take_events()[-2:] == [m.StepInterrupted(), m.TurnEnd()]
             await client.wait_closed()
         assert await stream.wait() == 0
+
+
+async def test_the_other_commands_as_wire_shows_them(open_wire: OpenWire) -> None:
+    async with open_wire() as served:
+        client = served.client
+        await client.prompt("/think deep thoughts")
+        events = client.take_events()
+        assert "".join(e.think for e in of_type(events, m.ThinkPart)) == "deep thoughts"
+        assert text_of(events) == "Done thinking"
+        await client.prompt("/big 70000")
+        (big,) = of_type(client.take_events(), m.TextPart)
+        assert big.text == "x" * 70000
+        await client.prompt("/help")
+        assert text_of(client.take_events()).splitlines() == [
+            f"/{c.name} - {c.description}" for c in DemoAgent.commands
+        ]
+        await client.prompt("/mcp")
+        assert text_of(client.take_events()) == "No MCP servers"
+        await client.prompt("/nope x")
+        assert text_of(client.take_events()) == 'Unknown slash command "/nope".'
+        await client.prompt("/clear")
+        assert text_of(client.take_events()) == "History cleared"
+        await client.prompt("after")
+        client.take_events()
+        result = await client.replay()
+        replayed = client.take_events()
+    # only what came after the clear, and every TurnEnd has its TurnBegin
+    assert text_of(replayed) == "History clearedYou said: after"
+    assert of_type(replayed, m.ThinkPart) == []
+    assert [type(e) for e in replayed if isinstance(e, (m.TurnBegin, m.TurnEnd))] == [
+        m.TurnBegin, m.TurnEnd,
+    ]
+    assert (result.status, result.events) == ("finished", len(replayed))

@@ -227,6 +227,7 @@ async def test_initialize_result_shape(open_raw: OpenRaw) -> None:
                  "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}},
                 {"name": "read", "description": "mine", "parameters": {"type": "object"}},
                 {"name": "reveal", "description": "again", "parameters": {"type": "object"}},
+                {"name": "blank", "description": "", "parameters": {}},
             ],
             "hooks": [{"id": "h1", "event": "PreToolUse"}],
         })
@@ -238,13 +239,14 @@ async def test_initialize_result_shape(open_raw: OpenRaw) -> None:
             "name": "help", "description": "Show the available commands", "aliases": [],
         }
         assert result["external_tools"] == {
-            "accepted": ["reveal"],
+            "accepted": ["reveal", "blank"],
             "rejected": [{"name": "read", "reason": "conflicts with builtin tool"}],
         }
         assert result["hooks"] == {"supported_events": [], "configured": {}}
         assert result["capabilities"] == {"supports_question": True}
         registry = raw.server.channel.capabilities.external_tools
         assert registry["reveal"].description == "again"  # re-registering replaces
+        assert registry["blank"].description == "No description provided."
         assert raw.server.channel.capabilities.questions is True
         assert raw.server.channel.capabilities.name == "acme"
 

@@ -94,7 +94,6 @@ __all__ = [
     "agent_info",
     "auth_methods",
     "available_commands",
-    "block_in",
     "block_out",
     "client_capabilities",
     "config_options",
@@ -143,11 +142,6 @@ _BLOCK_IN: dict[type, Callable[[Any], ContentBlock]] = {
     S.EmbeddedResource: _resource_in,
 }
 """ACP content block class -> neutral block."""
-
-
-def block_in(block: S.ContentBlock) -> ContentBlock:
-    """Translate one ACP content block into a neutral block."""
-    return _BLOCK_IN[type(block)](block)
 
 
 def prompt_in(blocks: Sequence[S.ContentBlock]) -> list[ContentBlock]:

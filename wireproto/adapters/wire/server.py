@@ -180,7 +180,6 @@ class WireServer:
         self._closing = False
         self._cancel_requested = False
         self._replay_scope: anyio.CancelScope | None = None
-        self._idle: anyio.Event | None = None
 
     @property
     def session(self) -> Session:
@@ -220,8 +219,6 @@ class WireServer:
             AgentError: the session could not be opened or an option not set
                 (e.g. :class:`InvalidArgument` for an invalid session id or model).
         """
-        self._idle = anyio.Event()
-        self._idle.set()
         self._session = await self._open_session()
         try:
             for key, category in _OPTION_CATEGORIES:
@@ -239,7 +236,7 @@ class WireServer:
                     await self._wait_end(peer, stop)
                 finally:
                     with anyio.CancelScope(shield=True):
-                        await self._shut_down()
+                        await self._shut_down(peer)
                     tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -284,20 +281,23 @@ class WireServer:
             await peer.wait_closed()
             waiters.cancel_scope.cancel()
 
-    async def _shut_down(self) -> None:
-        """Cancel the running operation, resolve requests visibly, let the end flush."""
+    async def _shut_down(self, peer: Peer) -> None:
+        """Cancel the running operation, resolve requests visibly, let the end flush.
+
+        Waits until every handler has queued its answer (the ``prompt``
+        response after ``TurnEnd``), so leaving the peer loses none of them.
+        """
         self._closing = True
         self.channel.cancel_reason = "connection closed"
         with anyio.move_on_after(self.shutdown_timeout * 3 / 4):
             if self._streaming:
                 self._cancel_running()
             await self.channel.abandon_all("connection closed")
-            assert self._idle is not None
-            await self._idle.wait()
+            await peer.wait_idle()
 
     # ----------------------------------------------------------- streaming
 
-    def _begin(self) -> anyio.Event:
+    def _begin(self) -> None:
         if self._streaming:
             raise _state_error(WireErrorMessage.TURN_IN_PROGRESS)
         if self._closing:
@@ -305,13 +305,10 @@ class WireServer:
         self._streaming = True
         self._cancel_requested = False
         self.channel.cancel_reason = "cancelled"
-        self._idle = anyio.Event()
-        return self._idle
 
-    def _end(self, idle: anyio.Event) -> None:
+    def _end(self) -> None:
         self._streaming = False
         self._replay_scope = None
-        idle.set()
 
     def _cancel_running(self) -> None:
         self._cancel_requested = True
@@ -398,11 +395,11 @@ class WireServer:
         return counts
 
     async def _prompt(self, params: PromptParams) -> PromptResult:
-        idle = self._begin()
+        self._begin()
         try:
             return await self._run_turn(params.user_input)
         finally:
-            self._end(idle)
+            self._end()
 
     async def _run_turn(self, user_input: m.UserInput) -> PromptResult:
         session, channel = self.session, self.channel
@@ -444,7 +441,7 @@ class WireServer:
         return SteerResult()
 
     async def _replay(self, params: Any) -> ReplayResult:
-        idle = self._begin()
+        self._begin()
         try:
             try:
                 stored = self.runtime.store.load(self.session.id)
@@ -466,7 +463,7 @@ class WireServer:
                 return ReplayResult(status="cancelled", events=count, requests=0)
             return ReplayResult(status="finished", events=count, requests=0)
         finally:
-            self._end(idle)
+            self._end()
 
     async def _set_plan_mode(self, params: SetPlanModeParams) -> SetPlanModeResult:
         if not self.agent.supports_plan_mode:
