@@ -134,6 +134,22 @@ async def flush(client: ClientConnection, agent: RawAgent, sid: str = "s1") -> N
         await call.result()
 
 
+# ------------------------------------------------------------- the package
+
+
+def test_the_package_exports_both_roles() -> None:
+    import wireproto.adapters.acp as package
+    from wireproto.adapters.acp import agent, client, clientstate, connect, terminals, turn
+
+    assert package.AgentConnection is agent.AgentConnection
+    assert package.ClientConnection is client.ClientConnection
+    assert package.connect_acp is connect.connect_acp
+    assert package.Turn is turn.Turn
+    assert package.LoadResult is clientstate.LoadResult
+    assert package.LocalTerminals is terminals.LocalTerminals
+    assert all(getattr(package, name, None) is not None for name in package.__all__)
+
+
 # ------------------------------------------------------------- initialize
 
 
