@@ -131,3 +131,13 @@ async def test_bad_arguments() -> None:
     with pytest.raises(FileNotFoundError):
         async with open_subprocess(["/nonexistent/wireproto-test-program"]):
             pass
+
+
+@pytest.mark.anyio
+async def test_start_new_session_puts_the_child_in_its_own_session() -> None:
+    code = "import os, sys; print(os.getsid(0) == os.getpid(), flush=True); sys.stdin.read()"
+    for new_session, expected in ((True, b"True"), (False, b"False")):
+        async with open_subprocess(
+            [sys.executable, "-c", code], start_new_session=new_session
+        ) as child:
+            assert await child.receive() == expected

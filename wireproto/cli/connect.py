@@ -149,7 +149,7 @@ async def open_stream(
     if cmd:
         from wireproto.transports.subprocess import open_subprocess
 
-        async with open_subprocess(cmd, stderr="log") as child:
+        async with open_subprocess(cmd, stderr="log", start_new_session=True) as child:
             yield child
     else:
         assert url is not None

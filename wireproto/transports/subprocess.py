@@ -90,6 +90,7 @@ async def open_subprocess(
     stderr: StderrMode = "inherit",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     shutdown_timeout: float = 5.0,
+    start_new_session: bool = False,
 ) -> AsyncIterator[SubprocessStream]:
     """Start ``cmd`` and talk to it over its stdin/stdout.
 
@@ -100,6 +101,8 @@ async def open_subprocess(
         stderr: ``"inherit"`` or ``"log"`` (drained into :data:`stderr_log`).
         max_bytes: the largest accepted inbound message (default 64 MiB).
         shutdown_timeout: seconds each step of the shutdown ladder waits.
+        start_new_session: run the child in its own session, so a terminal's
+            Ctrl-C (SIGINT to our process group) does not reach it.
 
     Yields:
         the stream, also giving the child's ``pid`` and ``returncode``.
@@ -117,6 +120,7 @@ async def open_subprocess(
         stderr=subprocess.PIPE if stderr == "log" else None,
         env=env,
         cwd=cwd,
+        start_new_session=start_new_session,
     )
     name = os.path.basename(cmd[0])
     log.debug("started %s (pid %d)", name, process.pid)
