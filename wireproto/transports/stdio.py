@@ -7,8 +7,16 @@ copies in small byte streams that a
 :class:`~wireproto.transports._framed.FramedStream` frames into whole
 messages. The fd streams only pump bytes; they work on asyncio and trio alike:
 
-* pipes, sockets, FIFOs and terminals are switched to non-blocking mode and
-  driven by ``anyio.wait_readable`` / ``anyio.wait_writable``;
+* pipes, sockets, FIFOs and terminals are switched to non-blocking mode.
+  Writes go out at once (a cancellation check before, a yield after, as
+  anyio's own streams do) and wait with ``anyio.wait_writable`` only when the
+  pipe is full. On asyncio the read side stays registered with the event loop
+  for the stream's lifetime (``loop.add_reader``, as ``connect_read_pipe``
+  does): the loop's callback reads into a small buffer (at most
+  ``_PAUSE_AT`` bytes, then reading pauses until it is drained) and wakes a
+  waiting ``receive``, so a read that has to wait costs no ``epoll_ctl`` and
+  no ``EAGAIN`` read. On trio a read that would block waits with
+  ``anyio.wait_readable``;
 * anything the event loop cannot poll (regular files, ``/dev/null``) is read
   and written in a worker thread (``anyio.to_thread.run_sync``).
 
@@ -24,6 +32,7 @@ so a stray ``print`` cannot corrupt the protocol. Both are restored on exit
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import sys
@@ -37,11 +46,23 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
-from wireproto.transports._framed import FramedStream
+from wireproto.transports._framed import READ_SIZE, FramedStream
 
 __all__ = ["FdReceiveStream", "FdSendStream", "StdioStream", "open_stdio"]
 
 T = TypeVar("T")
+
+_PAUSE_AT = 4 * READ_SIZE
+"""Buffered inbound bytes at which the asyncio reader stops reading the fd."""
+
+
+def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop when the current task is an asyncio task, else ``None``."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    return loop if asyncio.current_task() is not None else None
 
 
 def _pollable(fd: int) -> bool:
@@ -62,11 +83,14 @@ class _Fd:
         if self.pollable:
             os.set_blocking(fd, False)
         self.closed = False
+        self.on_close: Callable[[], None] | None = None
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
+        if self.on_close is not None:
+            self.on_close()
         if self.pollable:
             anyio.notify_closing(self.fd)
             try:
@@ -84,19 +108,107 @@ class _Fd:
             anyio.BrokenResourceError: the operation failed (chained).
             anyio.ClosedResourceError: the descriptor was closed.
         """
+        if self.pollable:
+            await anyio.lowlevel.checkpoint_if_cancelled()
+        waited = False
         while True:
             if self.closed:
                 raise anyio.ClosedResourceError
             try:
                 if self.pollable:
-                    return op(self.fd, arg)
+                    result = op(self.fd, arg)
+                    if not waited:  # ``wait`` was the checkpoint otherwise
+                        await anyio.lowlevel.cancel_shielded_checkpoint()
+                    return result
                 return await anyio.to_thread.run_sync(op, self.fd, arg)
             except BlockingIOError:
                 await wait(self.fd)
+                waited = True
             except OSError as exc:
                 if self.closed:
                     raise anyio.ClosedResourceError from exc
                 raise anyio.BrokenResourceError(f"{op.__name__} failed: {exc}") from exc
+
+
+class _LoopReader:
+    """Keeps a pollable fd registered with an asyncio loop and buffers what it reads."""
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop) -> None:
+        self._fd = fd
+        self._loop = loop
+        self._buffer = bytearray()
+        self._waiter: asyncio.Future[None] | None = None
+        self._error: OSError | None = None
+        self._eof = False
+        self._reading = False
+        self._resume()
+
+    def _resume(self) -> None:
+        if not self._reading and not self._eof and self._error is None:
+            self._reading = True
+            self._loop.add_reader(self._fd, self._on_readable)
+
+    def _pause(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, READ_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._error = exc
+            self._pause()
+        else:
+            if data:
+                self._buffer += data
+                if len(self._buffer) >= _PAUSE_AT:
+                    self._pause()
+            else:
+                self._eof = True
+                self._pause()
+        self._wake()
+
+    def detach(self) -> None:
+        """Unregister the fd (before it is closed) and wake a waiting ``receive``."""
+        self._pause()
+        self._eof = True
+        self._wake()
+
+    async def receive(self, max_bytes: int, fd: _Fd) -> bytes:
+        """Return buffered bytes, waiting for some; ``b""`` at end of input."""
+        if self._buffer or self._eof or self._error is not None:
+            await anyio.lowlevel.checkpoint()
+        else:
+            self._waiter = self._loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if fd.closed:
+            raise anyio.ClosedResourceError
+        buffer = self._buffer
+        if buffer:
+            if len(buffer) <= max_bytes:
+                data = bytes(buffer)
+                buffer.clear()
+            else:
+                data = bytes(buffer[:max_bytes])
+                del buffer[:max_bytes]
+            if len(buffer) < _PAUSE_AT:
+                self._resume()
+            return data
+        if self._error is not None:
+            exc = self._error
+            raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
+        return b""
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
@@ -105,6 +217,7 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)
         self._guard = anyio.ResourceGuard("reading from")
+        self._reader: _LoopReader | None = None
 
     @property
     def fd(self) -> int:
@@ -120,8 +233,17 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             anyio.ClosedResourceError: this stream was closed.
         """
         with self._guard:
-            await anyio.lowlevel.checkpoint()
-            data = await self._fd.io(os.read, max_bytes, anyio.wait_readable)
+            fd = self._fd
+            reader = self._reader
+            if reader is None and fd.pollable and not fd.closed:
+                loop = _running_asyncio_loop()
+                if loop is not None:
+                    reader = self._reader = _LoopReader(fd.fd, loop)
+                    fd.on_close = reader.detach
+            if reader is not None:
+                data = await reader.receive(max_bytes, fd)
+            else:
+                data = await fd.io(os.read, max_bytes, anyio.wait_readable)
             if not data:
                 raise anyio.EndOfStream
             return data
@@ -157,8 +279,9 @@ class FdSendStream(anyio.abc.ByteSendStream):
             anyio.ClosedResourceError: this stream was closed.
         """
         with self._guard:
-            await anyio.lowlevel.checkpoint()
             view = memoryview(item)
+            if not view:
+                await anyio.lowlevel.checkpoint()
             while view:
                 written = await self._fd.io(os.write, view, anyio.wait_writable)
                 view = view[written:]
