@@ -258,3 +258,36 @@ def test_no_pending_request_survives_a_close(
     backend: str, modes: list[str], close_remote: bool, yields: int
 ) -> None:
     anyio.run(close_scenario, modes, close_remote, yields, backend=backend)
+
+
+@pytest.mark.anyio
+async def test_a_response_queued_behind_notifications_survives_end_of_input() -> None:
+    # The peer answers and closes at once: the answer waits in the inbox behind a
+    # slow notification when end of input arrives. The caller still gets it.
+    release = anyio.Event()
+    handled: list[Any] = []
+    router = Router()
+
+    @router.notification("event")
+    async def event(params: Any) -> None:
+        await release.wait()
+        handled.append(params)
+
+    async with probe_peer(router) as (peer, probe):
+        result: list[Any] = []
+
+        async def call() -> None:
+            result.append(await peer.request("prompt", {"x": 1}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call)
+            request = await probe.read_json()
+            await probe.write(b'{"jsonrpc":"2.0","method":"event","params":1}\n')
+            await probe.write(b'{"jsonrpc":"2.0","method":"event","params":2}\n')
+            answer = {"jsonrpc": "2.0", "id": request["id"], "result": "done"}
+            await probe.write_json(answer)
+            probe.write_eof()
+            await peer.wait_closed()
+            release.set()
+        assert handled == [1, 2]
+        assert result == ["done"]

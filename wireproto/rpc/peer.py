@@ -115,7 +115,7 @@ class _InOrder:
 class _Pending:
     """One outgoing request waiting for its response."""
 
-    __slots__ = ("event", "method", "on_response", "ordered", "response")
+    __slots__ = ("event", "method", "on_response", "ordered", "queued", "response")
 
     def __init__(
         self,
@@ -127,6 +127,7 @@ class _Pending:
         self.ordered = ordered  # wait for earlier notifications before resolving
         self.on_response = on_response
         self.event = anyio.Event()
+        self.queued = False  # its response waits in the inbox behind notifications
         self.response: IncomingResponse | BaseException | None = None
 
     def resolve(self, response: IncomingResponse | BaseException) -> None:
@@ -241,7 +242,7 @@ class Peer:
         assert self._tg is not None
         self._receive_scope.cancel()
         self._handlers.close()
-        self._mark_closed(ConnectionClosed("connection closed locally"))
+        self._mark_closed(ConnectionClosed("connection closed locally"), force=True)
         with anyio.move_on_after(self.flush_timeout, shield=True):
             await self._handlers.wait_idle()  # every answer is queued
             self._writer.close()
@@ -305,10 +306,15 @@ class Peer:
         """
         await self._handlers.wait_idle()
 
-    def _mark_closed(self, cause: BaseException) -> None:
+    def _mark_closed(self, cause: BaseException, *, force: bool = False) -> None:
+        # A response already received (queued in the inbox behind earlier
+        # notifications) still wins over the end of input; only closing the
+        # peer itself (``force``) fails those too.
         if self._closed_cause is None:
             self._closed_cause = cause
         for pending in self._pending.values():
+            if pending.queued and not force:
+                continue
             err = ConnectionClosed(f"connection closed before {pending.method} was answered")
             err.__cause__ = self._closed_cause
             pending.resolve(err)
@@ -480,6 +486,7 @@ class Peer:
         if pending is None:
             log.info("%s: response to unknown id %r dropped", self.name, msg.id)
         elif self._inbox_busy and pending.ordered:
+            pending.queued = True
             self._inbox_busy += 1
             self._inbox.send_nowait((pending, msg))
         else:
