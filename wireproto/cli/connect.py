@@ -146,18 +146,13 @@ async def open_stream(
     cmd: list[str] | None, url: str | None, token: str | None = None
 ) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
     """Spawn ``cmd`` (its stderr logged) or connect to ``url``; yield the message stream."""
-    if cmd:
-        from wireproto.transports.subprocess import open_subprocess
+    from wireproto.transports.open import open_stream as open_transport
 
-        async with open_subprocess(cmd, stderr="log", start_new_session=True) as child:
-            yield child
-    else:
-        assert url is not None
-        from wireproto.transports.websocket import connect_websocket
-
-        headers = {"Authorization": f"Bearer {token}"} if token else None
-        async with connect_websocket(url, headers=headers) as ws:
-            yield ws
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with open_transport(
+        cmd or None, url=None if cmd else url, headers=headers, start_new_session=True
+    ) as stream:
+        yield stream
 
 
 async def _connect(

@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
-import anyio.abc
-
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientfs import FileSystem
@@ -73,23 +71,15 @@ async def connect_acp(
             went away during ``initialize``.
         RemoteProtocolError: the agent chose an ACP version other than 1.
     """
-    if (cmd is None) == (url is None):
-        raise ValueError("give exactly one of cmd and url")
     async with AsyncExitStack() as stack:
-        stream: anyio.abc.ObjectStream[bytes]
-        if cmd is not None:
-            from wireproto.transports.subprocess import open_subprocess
+        from wireproto.transports.open import open_stream
 
-            stream = await stack.enter_async_context(
-                open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes)
+        stream = await stack.enter_async_context(
+            open_stream(
+                cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                max_bytes=max_bytes,
             )
-        else:
-            assert url is not None
-            from wireproto.transports.websocket import connect_websocket
-
-            stream = await stack.enter_async_context(
-                connect_websocket(url, headers=headers, max_bytes=max_bytes)
-            )
+        )
         client = ClientConnection(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,

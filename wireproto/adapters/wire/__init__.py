@@ -124,23 +124,15 @@ async def connect_wire(
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused.
     """
-    if (cmd is None) == (url is None):
-        raise ValueError("give exactly one of cmd and url")
     async with AsyncExitStack() as stack:
-        stream: anyio.abc.ObjectStream[bytes]
-        if cmd is not None:
-            from wireproto.transports.subprocess import open_subprocess
+        from wireproto.transports.open import open_stream
 
-            stream = await stack.enter_async_context(
-                open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes)
+        stream = await stack.enter_async_context(
+            open_stream(
+                cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
+                max_bytes=max_bytes,
             )
-        else:
-            assert url is not None
-            from wireproto.transports.websocket import connect_websocket
-
-            stream = await stack.enter_async_context(
-                connect_websocket(url, headers=headers, max_bytes=max_bytes)
-            )
+        )
         client = WireClient(
             stream, client_info=client_info, external_tools=external_tools,
             on_approval=on_approval, on_question=on_question, on_hook=on_hook,

@@ -1,0 +1,61 @@
+"""One call to reach a peer: spawn a command or connect to a WebSocket URL.
+
+The client entry points (``connect_acp``, ``connect_wire``, ``connect_mcp``
+and the CLI) all start the same way; this is that start, with the concrete
+transport modules imported only when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Literal
+
+import anyio.abc
+
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+__all__ = ["open_stream"]
+
+
+@asynccontextmanager
+async def open_stream(
+    cmd: Sequence[str] | None = None,
+    *,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    stderr: Literal["inherit", "log"] = "log",
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    start_new_session: bool = False,
+) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
+    """Yield a message stream to ``cmd`` (spawned) or to ``url`` (WebSocket).
+
+    Args:
+        cmd: the program and its arguments; talks over its stdin/stdout.
+        url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
+        env / cwd / stderr / start_new_session: for a spawned command.
+        max_bytes: the largest accepted inbound message.
+
+    Raises:
+        ValueError: both or neither of ``cmd`` and ``url``.
+        OSError: the command could not be started or the socket not opened.
+        ConnectionClosed: the WebSocket handshake was refused.
+    """
+    if (cmd is None) == (url is None):
+        raise ValueError("give exactly one of cmd and url")
+    if cmd is not None:
+        from wireproto.transports.subprocess import open_subprocess
+
+        async with open_subprocess(
+            cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes,
+            start_new_session=start_new_session,
+        ) as child:
+            yield child
+    else:
+        assert url is not None
+        from wireproto.transports.websocket import connect_websocket
+
+        async with connect_websocket(url, headers=headers, max_bytes=max_bytes) as ws:
+            yield ws
