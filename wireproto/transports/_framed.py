@@ -8,6 +8,9 @@ into one ``ObjectStream[bytes]``. It only pumps: received chunks are fed to a
 one per :meth:`~FramedStream.receive`; sent messages are terminated with
 exactly one ``\\n`` by :func:`~wireproto.jsonrpc.framing.frame` and written,
 several at once joined into a single write by :meth:`~FramedStream.send_many`.
+Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
+``receive`` yields to the event loop once, so the tasks those messages woke
+run (and answer) while the rest of a large read waits.
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -28,10 +31,17 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["READ_SIZE", "FramedStream"]
+__all__ = ["READ_SIZE", "YIELD_EVERY", "FramedStream"]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
+
+YIELD_EVERY = 32
+"""Messages handed out from one read between two yields to the event loop.
+
+A read can bring many messages; without a yield the consumer would take all
+of them before the tasks they woke (handlers, the writer) run, so two peers
+would take turns in large batches instead of working at the same time."""
 
 
 class FramedStream(anyio.abc.ObjectStream[bytes]):
@@ -59,6 +69,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
+        self._streak = 0
 
     @property
     def max_bytes(self) -> int:
@@ -86,13 +97,21 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                 raise anyio.ClosedResourceError
             msg = framer.next_message()
             if msg is not None:
-                await anyio.lowlevel.checkpoint_if_cancelled()
+                self._streak += 1
+                if self._streak >= YIELD_EVERY:
+                    # let the consumers of the messages handed out so far run
+                    # (and answer) before the rest of a large read is handled
+                    self._streak = 0
+                    await anyio.lowlevel.checkpoint()
+                else:
+                    await anyio.lowlevel.checkpoint_if_cancelled()
                 return msg
             if self._eof:
                 await anyio.lowlevel.checkpoint()
                 raise anyio.EndOfStream
             assert self._rx is not None
             data = b""
+            self._streak = 0
             try:
                 with anyio.CancelScope() as self._read_scope:
                     data = await self._rx.receive(READ_SIZE)

@@ -8,9 +8,8 @@ copies in small byte streams that a
 messages. The fd streams only pump bytes; they work on asyncio and trio alike:
 
 * pipes, sockets, FIFOs and terminals are switched to non-blocking mode.
-  Writes go out at once (a cancellation check before, a yield after, as
-  anyio's own streams do) and wait with ``anyio.wait_writable`` only when the
-  pipe is full. On asyncio the read side stays registered with the event loop
+  Writes are tried at once and wait with ``anyio.wait_writable`` only when
+  the pipe is full. On asyncio the read side stays registered with the event loop
   for the stream's lifetime (``loop.add_reader``, as ``connect_read_pipe``
   does): the loop's callback reads into a small buffer (at most
   ``_PAUSE_AT`` bytes, then reading pauses until it is drained) and wakes a
@@ -108,22 +107,15 @@ class _Fd:
             anyio.BrokenResourceError: the operation failed (chained).
             anyio.ClosedResourceError: the descriptor was closed.
         """
-        if self.pollable:
-            await anyio.lowlevel.checkpoint_if_cancelled()
-        waited = False
         while True:
             if self.closed:
                 raise anyio.ClosedResourceError
             try:
                 if self.pollable:
-                    result = op(self.fd, arg)
-                    if not waited:  # ``wait`` was the checkpoint otherwise
-                        await anyio.lowlevel.cancel_shielded_checkpoint()
-                    return result
+                    return op(self.fd, arg)
                 return await anyio.to_thread.run_sync(op, self.fd, arg)
             except BlockingIOError:
                 await wait(self.fd)
-                waited = True
             except OSError as exc:
                 if self.closed:
                     raise anyio.ClosedResourceError from exc
@@ -243,6 +235,7 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             if reader is not None:
                 data = await reader.receive(max_bytes, fd)
             else:
+                await anyio.lowlevel.checkpoint()
                 data = await fd.io(os.read, max_bytes, anyio.wait_readable)
             if not data:
                 raise anyio.EndOfStream
@@ -279,9 +272,8 @@ class FdSendStream(anyio.abc.ByteSendStream):
             anyio.ClosedResourceError: this stream was closed.
         """
         with self._guard:
+            await anyio.lowlevel.checkpoint()
             view = memoryview(item)
-            if not view:
-                await anyio.lowlevel.checkpoint()
             while view:
                 written = await self._fd.io(os.write, view, anyio.wait_writable)
                 view = view[written:]
