@@ -289,18 +289,18 @@ async def test_writer_coalesces_queued_messages() -> None:
         async with anyio.create_task_group() as tg:
 
             async def produce() -> None:
-                for i in range(20):
+                for i in range(100):
                     await peer.notify("n", i)
 
             tg.start_soon(produce)
             await anyio.wait_all_tasks_blocked()
-            # the writer is stuck on its first write; the rest is queued
+            # the writer is stuck on the first write of a batch; the rest is queued
             assert peer.stats().send_queued > 0
-            received = [await sb.receive() for _ in range(20)]
-    expected = [b'{"jsonrpc":"2.0","method":"n","params":%d}' % i for i in range(20)]
+            received = [await sb.receive() for _ in range(100)]
+    expected = [b'{"jsonrpc":"2.0","method":"n","params":%d}' % i for i in range(100)]
     assert received == expected  # the memory transport drops the terminator
     assert recorder.sent == [m + b"\n" for m in expected]  # what the peer wrote
-    assert sum(recorder.batches) == 20
+    assert sum(recorder.batches) == 100
     assert max(recorder.batches) > 1
 
 

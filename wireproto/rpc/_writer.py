@@ -2,32 +2,56 @@
 
 Theory of operation
 -------------------
-Producers (requests, notifications, answers) encode their message and put
-the bytes on a bounded queue, waiting while it is full. :meth:`Writer.run`
-is the only task that writes to the stream: it takes whatever is queued (up
-to :data:`BATCH` messages) and writes it with one ``send_many`` call when the
-stream supports it. A list item (an answer and its follow-up notifications)
-is written back to back, nothing in between.
+Producers (requests, notifications, answers) encode their message and hand
+the bytes to the :class:`Writer`, which keeps a bounded queue and one task,
+:meth:`Writer._run`, the only one that waits on the stream. It takes whatever
+is queued (up to :data:`BATCH` messages) and writes it with one ``send_many``
+call when the stream supports it. A list item (an answer and its follow-up
+notifications) is written back to back, nothing in between.
 
-:meth:`Writer.close` stops accepting messages; ``run`` then writes what is
-queued and ends (:meth:`Writer.wait_done`). When the stream breaks, ``run``
-reports the cause to ``on_broken`` and ends; producers then get
+Two ways in, by what the message needs:
+
+* :meth:`Writer.send_soon` (requests, answers: a round trip waits for them).
+  When the writer task is idle and nothing is queued, the message is written
+  at once by the producer itself if the stream can take it without waiting
+  (:class:`SupportsTrySend`, e.g. a pipe with room): no task switch, no
+  event-loop iteration before the bytes leave. Otherwise it is queued.
+* :meth:`Writer.send` (notifications: they come in bursts). The message is
+  queued and the producer goes on without yielding while there is room,
+  except once every :data:`YIELD_EVERY` messages, so a burst is written in a
+  few large writes and a loop of ``notify`` calls still lets others run.
+
+Either way a producer waits while the queue is full. Order is preserved: a
+message is only written directly when nothing is queued or being written.
+
+:meth:`Writer.close` stops accepting messages; the task then writes what is
+queued and ends (:meth:`Writer.wait_done`). When the stream breaks, the
+writer reports the cause to ``on_broken`` and ends; producers then get
 :class:`~wireproto.errors.ConnectionClosed`.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol, cast, runtime_checkable
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+import anyio.lowlevel
 
 from wireproto.errors import ConnectionClosed
 
-__all__ = ["BATCH", "STREAM_GONE", "Item", "SupportsSendMany", "Writer"]
+__all__ = [
+    "BATCH",
+    "STREAM_GONE",
+    "YIELD_EVERY",
+    "Item",
+    "SupportsSendMany",
+    "SupportsTrySend",
+    "Writer",
+]
 
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
@@ -36,6 +60,9 @@ Item = bytes | list[bytes]
 
 BATCH = 64
 """The most messages written by one transport operation."""
+
+YIELD_EVERY = 32
+"""Messages :meth:`Writer.send` queues before its producer yields once."""
 
 STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
 """The anyio exceptions that end a stream."""
@@ -47,6 +74,27 @@ class SupportsSendMany(Protocol):
 
     async def send_many(self, items: Sequence[bytes]) -> None:
         """Send every item, in order."""
+
+
+@runtime_checkable
+class SupportsTrySend(Protocol):
+    """A stream that can take a message without waiting when it has room."""
+
+    def try_send(self, item: bytes) -> bool:
+        """Send ``item`` now if possible; return whether it was taken.
+
+        A stream that took only part of the bytes keeps the rest, reports
+        :attr:`needs_flush`, and writes the rest first on its next
+        ``send`` / ``send_many`` (an empty ``send_many`` only flushes).
+        """
+
+    @property
+    def needs_flush(self) -> bool:
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
+
+
+_FLUSH: list[bytes] = []
+"""The queue item that only flushes what a direct write left unwritten."""
 
 
 class Writer:
@@ -70,80 +118,180 @@ class Writer:
         self._size = size
         self._on_broken = on_broken
         self.name = name
+        self._items: deque[Item] = deque()
+        self._direct = stream if isinstance(stream, SupportsTrySend) else None
+        self._idle = False  # the task waits for work: a direct write cannot overtake it
+        self._wake: anyio.Event | None = None  # set to wake the idle task
+        self._room: anyio.Event | None = None  # set when a full queue has room again
+        self._waiting = 0  # producers waiting for room
+        self._closed = False
+        self._cause: BaseException | None = None
+        self._streak = 0
+        self._started = False
 
     def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Create the queue and start writing in ``tg`` (needs a running event loop)."""
-        send, receive = anyio.create_memory_object_stream[Item](self._size)
-        self._queue: MemoryObjectSendStream[Item] = send
-        self._receive: MemoryObjectReceiveStream[Item] = receive
+        """Start writing in ``tg`` (needs a running event loop)."""
         self._done = anyio.Event()
-        tg.start_soon(self._run, receive)
+        self._started = True
+        tg.start_soon(self._run)
+
+    # ------------------------------------------------------------ producers
 
     async def send(self, data: Item) -> None:
-        """Queue ``data``, waiting while the queue is full.
+        """Queue ``data``; wait while the queue is full; yield now and then.
 
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        try:
-            await self._queue.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            raise ConnectionClosed("connection closed") from exc
+        while not self._put(data, False):
+            await self._wait_room()
+        self._streak += 1
+        if self._streak >= YIELD_EVERY:
+            self._streak = 0
+            await anyio.lowlevel.checkpoint()
 
     async def send_soon(self, data: Item) -> None:
-        """:meth:`send` for callers that block or finish right after queueing.
+        """Write ``data`` at once when possible, else queue it; wait while full.
 
-        A request awaiting its response or a handler's final answer skip the
-        scheduling round trip of :meth:`send` while the queue has room.
+        Never yields when the message could be written or queued.
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
         """
+        if self._put(data, True):
+            return
+        while True:
+            await self._wait_room()
+            if self._put(data, False):
+                return
+
+    def _put(self, data: Item, direct: bool) -> bool:
+        """Write or queue ``data`` without waiting; ``False`` when the queue is full."""
+        if self._closed:
+            raise ConnectionClosed("connection closed") from self._cause
+        items = self._items
+        if direct and self._idle and not items and self._direct is not None:
+            if self._write_now(self._direct, data):
+                return True
+        if len(items) >= self._size:
+            return False
+        items.append(data)
+        self._kick()
+        return True
+
+    def _write_now(self, stream: SupportsTrySend, data: Item) -> bool:
         try:
-            self._queue.send_nowait(data)
-        except anyio.WouldBlock:
-            await self.send(data)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            if type(data) is bytes:
+                taken = stream.try_send(data)
+            else:
+                taken = False
+                for i, part in enumerate(cast(list[bytes], data)):
+                    if not stream.try_send(part):
+                        if i:  # the rest goes through the queue, still next in line
+                            self._items.append(cast(list[bytes], data)[i:])
+                            self._kick()
+                        return i > 0
+                    taken = True
+            if taken and stream.needs_flush:
+                self._items.append(_FLUSH)
+                self._kick()
+            return taken
+        except STREAM_GONE as exc:
+            self._fail(exc)
             raise ConnectionClosed("connection closed") from exc
+
+    def _kick(self) -> None:
+        wake = self._wake
+        if wake is not None:
+            self._wake = None
+            wake.set()
+
+    async def _wait_room(self) -> None:
+        if self._room is None:
+            self._room = anyio.Event()
+        room = self._room
+        self._waiting += 1
+        try:
+            await room.wait()
+        finally:
+            self._waiting -= 1
+        if self._closed:
+            raise ConnectionClosed("connection closed") from self._cause
+
+    def _release_room(self) -> None:
+        room = self._room
+        if room is not None:
+            self._room = None
+            room.set()
+
+    # ----------------------------------------------------------------- state
 
     def stats(self) -> tuple[int, int]:
         """``(queued messages, producers waiting for room)``."""
-        out = self._queue.statistics()
-        return out.current_buffer_used, out.tasks_waiting_send
+        return len(self._items), self._waiting
 
     def close(self) -> None:
         """Accept no more messages; what is queued is still written."""
-        self._queue.close()
+        self._closed = True
+        self._kick()
+        self._release_room()
 
     async def wait_done(self) -> None:
-        """Wait until :meth:`run` has written everything and ended."""
-        await self._done.wait()
+        """Wait until the task has written everything and ended."""
+        if self._started:
+            await self._done.wait()
 
     def discard(self) -> None:
-        """Close both ends of the queue (even if the writer never started)."""
-        self._queue.close()
-        self._receive.close()
+        """Drop what is queued and accept nothing more (even if never started)."""
+        self._closed = True
+        self._items.clear()
+        self._kick()
+        self._release_room()
 
-    async def _run(self, queue: MemoryObjectReceiveStream[Item]) -> None:
+    def _fail(self, exc: BaseException) -> None:
+        log.debug("%s: write side closed: %r", self.name, exc)
+        if self._cause is None:
+            self._cause = exc
+            self._closed = True
+            self._items.clear()
+            self._kick()
+            self._release_room()
+            self._on_broken(exc)
+
+    # ------------------------------------------------------------------ task
+
+    async def _run(self) -> None:
         stream = self._stream
         many = isinstance(stream, SupportsSendMany)
+        items = self._items
         try:
-            async with queue:
-                async for first in queue:
-                    batch = first if type(first) is list else [cast(bytes, first)]
-                    while len(batch) < BATCH:
-                        try:
-                            item = queue.receive_nowait()
-                        except (anyio.WouldBlock, anyio.EndOfStream):
-                            break
-                        if type(item) is list:
-                            batch.extend(item)
-                        else:
-                            batch.append(cast(bytes, item))
-                    if many:
-                        await cast(SupportsSendMany, stream).send_many(batch)
+            while True:
+                if not items:
+                    if self._closed:
+                        return
+                    self._idle = True
+                    self._wake = wake = anyio.Event()
+                    try:
+                        await wake.wait()
+                    finally:
+                        self._idle = False
+                        self._wake = None
+                    continue
+                first = items.popleft()
+                batch = list(first) if type(first) is list else [cast(bytes, first)]
+                while items and len(batch) < BATCH:
+                    item = items.popleft()
+                    if type(item) is list:
+                        batch.extend(item)
                     else:
-                        for item in batch:
-                            await stream.send(item)
+                        batch.append(cast(bytes, item))
+                self._release_room()
+                if many:
+                    await cast(SupportsSendMany, stream).send_many(batch)
+                else:
+                    for item in batch:
+                        await stream.send(item)
         except STREAM_GONE as exc:
-            log.debug("%s: write side closed: %r", self.name, exc)
-            self._on_broken(exc)
+            self._fail(exc)
         finally:
             self._done.set()

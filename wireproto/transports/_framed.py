@@ -8,6 +8,10 @@ into one ``ObjectStream[bytes]``. It only pumps: received chunks are fed to a
 one per :meth:`~FramedStream.receive`; sent messages are terminated with
 exactly one ``\\n`` by :func:`~wireproto.jsonrpc.framing.frame` and written,
 several at once joined into a single write by :meth:`~FramedStream.send_many`.
+When the byte stream can write without waiting (:class:`SupportsWriteNowait`,
+e.g. a non-blocking pipe), :meth:`~FramedStream.try_send` writes a message
+at once from the caller; bytes a full pipe did not take are kept and written
+first by the next send.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
@@ -24,6 +28,7 @@ At end of input an unterminated, non-blank last line is still delivered.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -31,7 +36,7 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["READ_SIZE", "YIELD_EVERY", "FramedStream"]
+__all__ = ["READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
@@ -42,6 +47,19 @@ YIELD_EVERY = 32
 A read can bring many messages; without a yield the consumer would take all
 of them before the tasks they woke (handlers, the writer) run, so two peers
 would take turns in large batches instead of working at the same time."""
+
+
+@runtime_checkable
+class SupportsWriteNowait(Protocol):
+    """A byte stream that can write without waiting."""
+
+    def write_nowait(self, data: bytes) -> int:
+        """Write what fits now; return the number of bytes written (0 if none).
+
+        Raises:
+            anyio.BrokenResourceError: the reader went away.
+            anyio.ClosedResourceError: the stream was closed.
+        """
 
 
 class FramedStream(anyio.abc.ObjectStream[bytes]):
@@ -70,6 +88,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
         self._streak = 0
+        self._carry = b""  # bytes try_send took but the stream did not
+        self._write_nowait = (
+            send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
+        )
 
     @property
     def max_bytes(self) -> int:
@@ -135,16 +157,54 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         await self._write(frame(item))
 
     async def send_many(self, items: Sequence[bytes]) -> None:
-        """Send several messages, in order, in one write."""
+        """Send several messages, in order, in one write (none: only flush)."""
         if len(items) == 1:
             await self._write(frame(items[0]))
-        elif items:
+        else:
             await self._write(b"".join([frame(item) for item in items]))
+
+    def try_send(self, item: bytes) -> bool:
+        """Write one message now if the byte stream can; return whether it was taken.
+
+        Not taken (``False``) when the byte stream cannot write without
+        waiting, is full, or still holds the rest of an earlier message. A
+        message taken in part leaves the rest for the next send
+        (:attr:`needs_flush`).
+
+        Raises:
+            anyio.BrokenResourceError: the other side stopped reading.
+            anyio.ClosedResourceError: this side was closed or sent EOF.
+        """
+        write = self._write_nowait
+        if write is None or self._carry:
+            return False
+        if self._closed or self._tx_closed:
+            raise anyio.ClosedResourceError
+        data = frame(item)
+        try:
+            written = write(data)
+        except OSError as exc:
+            raise anyio.BrokenResourceError(f"write failed: {exc}") from exc
+        if written < len(data):
+            if not written:
+                return False
+            self._carry = data[written:]
+        return True
+
+    @property
+    def needs_flush(self) -> bool:
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
+        return bool(self._carry)
 
     async def _write(self, data: bytes) -> None:
         if self._closed or self._tx_closed or self._tx is None:
             await anyio.lowlevel.checkpoint()
             raise anyio.ClosedResourceError
+        if self._carry:
+            data, self._carry = self._carry + data, b""
+        elif not data:
+            await anyio.lowlevel.checkpoint()
+            return
         try:
             await self._tx.send(data)
         except OSError as exc:

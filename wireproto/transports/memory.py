@@ -9,9 +9,11 @@ appends (a trailing newline is dropped on send; nothing else is touched).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import anyio
 import anyio.abc
+from anyio.streams.memory import MemoryObjectSendStream
 from anyio.streams.stapled import StapledObjectStream
 
 __all__ = ["MemoryStream", "memory_pair"]
@@ -23,6 +25,21 @@ class MemoryStream(StapledObjectStream[bytes]):
     async def send(self, item: bytes) -> None:
         """Send one message (without its trailing ``\\n``), waiting while the buffer is full."""
         await self.send_stream.send(item[:-1] if item.endswith(b"\n") else item)
+
+    def try_send(self, item: bytes) -> bool:
+        """Send one message if the buffer has room; return whether it was taken."""
+        try:
+            cast(MemoryObjectSendStream[bytes], self.send_stream).send_nowait(
+                item[:-1] if item.endswith(b"\n") else item
+            )
+        except anyio.WouldBlock:
+            return False
+        return True
+
+    @property
+    def needs_flush(self) -> bool:
+        """Always false: a message is taken whole or not at all."""
+        return False
 
     async def send_many(self, items: Sequence[bytes]) -> None:
         """Send several messages in order."""

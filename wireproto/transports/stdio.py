@@ -253,6 +253,7 @@ class FdSendStream(anyio.abc.ByteSendStream):
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)
         self._guard = anyio.ResourceGuard("writing to")
+        self._busy = False
 
     @property
     def fd(self) -> int:
@@ -272,11 +273,37 @@ class FdSendStream(anyio.abc.ByteSendStream):
             anyio.ClosedResourceError: this stream was closed.
         """
         with self._guard:
-            await anyio.lowlevel.checkpoint()
-            view = memoryview(item)
-            while view:
-                written = await self._fd.io(os.write, view, anyio.wait_writable)
-                view = view[written:]
+            self._busy = True
+            try:
+                await anyio.lowlevel.checkpoint()
+                view = memoryview(item)
+                while view:
+                    written = await self._fd.io(os.write, view, anyio.wait_writable)
+                    view = view[written:]
+            finally:
+                self._busy = False
+
+    def write_nowait(self, data: bytes) -> int:
+        """Write what the pipe takes now; return the number of bytes written.
+
+        Returns 0 when the descriptor cannot be written without waiting (a
+        full pipe, a file written by a worker thread, a ``send`` in progress).
+
+        Raises:
+            anyio.BrokenResourceError: the reader went away (``EPIPE``).
+            anyio.ClosedResourceError: this stream was closed.
+        """
+        fd = self._fd
+        if fd.closed:
+            raise anyio.ClosedResourceError
+        if self._busy or not fd.pollable:
+            return 0
+        try:
+            return os.write(fd.fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            raise anyio.BrokenResourceError(f"write failed: {exc}") from exc
 
     async def aclose(self) -> None:
         """Close the descriptor (the reader then sees end of stream)."""

@@ -2,8 +2,14 @@
 
 Theory of operation
 -------------------
-:func:`open_subprocess` starts the child with ``anyio.open_process`` and
-frames its pipes with :class:`~wireproto.transports._framed.FramedStream`.
+:func:`open_subprocess` starts the child with ``anyio.open_process`` on
+pipes it creates itself, and frames our ends with
+:class:`~wireproto.transports._framed.FramedStream` over the same
+non-blocking descriptor streams the stdio transport uses
+(:class:`~wireproto.transports.stdio.FdReceiveStream`,
+:class:`~wireproto.transports.stdio.FdSendStream`): a message is written
+straight from the producer when the pipe has room, and on asyncio the read
+side stays registered with the event loop.
 The child's stderr is never an unread pipe (a full one blocks the child):
 it is either inherited, or drained line by line into :mod:`logging` by a task
 owned by the context manager.
@@ -36,6 +42,7 @@ import anyio.abc
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import FramedStream
+from wireproto.transports.stdio import FdReceiveStream, FdSendStream
 
 __all__ = ["StderrMode", "SubprocessStream", "open_subprocess"]
 
@@ -57,9 +64,17 @@ class SubprocessStream(FramedStream):
     stdout are then left to :func:`open_subprocess`'s shutdown ladder).
     """
 
-    def __init__(self, process: anyio.abc.Process, *, max_bytes: int) -> None:
-        super().__init__(process.stdout, process.stdin, max_bytes=max_bytes)
+    def __init__(
+        self,
+        process: anyio.abc.Process,
+        stdout: FdReceiveStream,
+        stdin: FdSendStream,
+        *,
+        max_bytes: int,
+    ) -> None:
+        super().__init__(stdout, stdin, max_bytes=max_bytes)
         self.process = process
+        self.stdout = stdout
 
     @property
     def pid(self) -> int:
@@ -113,18 +128,30 @@ async def open_subprocess(
     """
     if stderr not in ("inherit", "log"):
         raise ValueError(f"unknown stderr mode {stderr!r}")
-    process = await anyio.open_process(
-        list(cmd),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE if stderr == "log" else None,
-        env=env,
-        cwd=cwd,
-        start_new_session=start_new_session,
-    )
+    child_in, our_in = os.pipe()
+    our_out, child_out = os.pipe()
+    try:
+        process = await anyio.open_process(
+            list(cmd),
+            stdin=child_in,
+            stdout=child_out,
+            stderr=subprocess.PIPE if stderr == "log" else None,
+            env=env,
+            cwd=cwd,
+            start_new_session=start_new_session,
+        )
+    except BaseException:
+        for fd in (our_in, our_out):
+            os.close(fd)
+        raise
+    finally:
+        for fd in (child_in, child_out):
+            os.close(fd)
     name = os.path.basename(cmd[0])
     log.debug("started %s (pid %d)", name, process.pid)
-    stream = SubprocessStream(process, max_bytes=max_bytes)
+    stream = SubprocessStream(
+        process, FdReceiveStream(our_out), FdSendStream(our_in), max_bytes=max_bytes
+    )
     # The task group is entered and left by hand so that an exception from
     # the body propagates as itself rather than inside an ExceptionGroup.
     tg = anyio.create_task_group()
@@ -146,6 +173,7 @@ async def open_subprocess(
             await tg.__aexit__(None, None, None)
         finally:
             with anyio.CancelScope(shield=True):
+                await stream.stdout.aclose()
                 await process.aclose()
 
 
@@ -154,8 +182,7 @@ async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     process = stream.process
     await stream.aclose()
     async with anyio.create_task_group() as tg:
-        if process.stdout is not None:
-            tg.start_soon(_discard, process.stdout)
+        tg.start_soon(_discard, stream.stdout)
         for signal_name, send_signal in (
             ("SIGTERM", process.terminate),
             ("SIGKILL", process.kill),
