@@ -1,11 +1,16 @@
 """Codec contender: wireproto's JSON-RPC codec + the generated ACP msgspec Structs.
 
-* decode: ``wireproto.jsonrpc.codec.Decoder(ACP_DIALECT).decode`` validates
-  and classifies the envelope, leaving ``params`` / ``result`` as
-  ``msgspec.Raw``; the payload is then decoded by
-  ``wireproto.adapters.acp.codec.decode`` into the generated Struct of the
-  method (strict msgspec decoder built once per type, with the schema's
-  leniency applied only if the strict pass fails — it never does here);
+* decode, requests and notifications: exactly what the peer does. A
+  ``Router`` holds the methods as the ACP adapter registers them (params
+  Struct, ``dec_hook=acp.codec.dec_hook``, lenient fallback);
+  ``Decoder(ACP_DIALECT, router).decode`` validates the envelope and, in the
+  same pass, the params (or, for large input with union tags last, decodes to
+  builtins and converts); ``Decoder.decode_params(method, params,
+  route.params_type, route.decode)`` then hands out the decoded params;
+* decode, responses: ``Decoder.decode`` of the envelope with ``result`` kept as
+  ``msgspec.Raw``, then ``wireproto.adapters.acp.codec.decode`` into the
+  result Struct (strict msgspec decoder built once per type, the schema's
+  leniency only if the strict pass fails — it never does here);
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
   Struct, written by ``wireproto.jsonrpc.codec.Encoder`` into its reused
   buffer with the trailing newline.
@@ -26,15 +31,29 @@ from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema
 from wireproto.jsonrpc.codec import ACP_DIALECT, Decoder, Encoder
 from wireproto.jsonrpc.messages import Notification, Request, Response
-
-DECODER = Decoder(ACP_DIALECT)
-ENCODER = Encoder(ACP_DIALECT)
+from wireproto.rpc.router import Router
 
 # method -> params type, as an ACP router registers them
 PARAMS: dict[str, Any] = {
     "session/prompt": schema.PromptRequest,
     "session/update": schema.SessionNotification,
 }
+
+
+def _lenient(type_: Any) -> Any:
+    return lambda raw: acp_codec.decode(raw, type_)
+
+
+async def _handler(params: Any) -> None:
+    """Never called: decoding only."""
+
+
+ROUTER = Router()
+for _method, _type in PARAMS.items():
+    ROUTER.add(_method, _handler, _type, notification=_method == "session/update",
+               dec_hook=acp_codec.dec_hook, lenient=_lenient(_type))
+DECODER = Decoder(ACP_DIALECT, ROUTER)
+ENCODER = Encoder(ACP_DIALECT)
 RESULT = schema.InitializeResponse  # known from the pending `initialize` request
 
 
@@ -50,9 +69,13 @@ def prepare(case: str, message: dict[str, Any]) -> Request | Notification | Resp
 
 
 def decode_call(data: bytes) -> Any:
-    """A request or notification line -> its params Struct."""
+    """A request or notification line -> its params Struct (the peer's calls)."""
     msg = DECODER.decode(data)
-    return acp_codec.decode(msg.params, PARAMS[msg.method])  # type: ignore[union-attr]
+    route = ROUTER.get(msg.method)  # type: ignore[union-attr]
+    assert route is not None
+    return DECODER.decode_params(
+        msg.method, msg.params, route.params_type, route.decode  # type: ignore[union-attr]
+    )
 
 
 def decode_result(data: bytes) -> Any:
@@ -71,7 +94,10 @@ CONTENDER = Contender(
         case: decode_result if KINDS[case] == "response" else decode_call for case in MESSAGES
     },
     to_plain=msgspec.to_builtins,
-    notes=["Decoder(ACP_DIALECT) envelope + acp.codec.decode(Raw, Struct); Encoder.encode"],
+    notes=[
+        "calls: Decoder(ACP_DIALECT, router).decode + decode_params, as the peer does; "
+        "results: envelope + acp.codec.decode(Raw, Struct); Encoder.encode"
+    ],
 )
 
 if __name__ == "__main__":

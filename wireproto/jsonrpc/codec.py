@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-Decoding happens in two passes, each with a decoder built once:
+Every message can be decoded in two passes, each with a decoder built once:
 
 1. :meth:`Decoder.decode` validates the *envelope* (``jsonrpc``, ``id``,
    ``method``, ``error``) and keeps ``params`` / ``result`` as undecoded
@@ -16,16 +16,33 @@ Decoding happens in two passes, each with a decoder built once:
    :class:`~wireproto.errors.InvalidMessage` carrying ``-32602`` and
    ``data: {"path": "$.a.b[0]", "reason": "..."}``.
 
+A decoder given a :class:`ParamsTable` (a
+:class:`~wireproto.rpc.router.Router`) first tries **one pass** for calls:
+a msgspec union of per-method envelope Structs tagged by ``method``, with
+``params`` typed as the table says, rebuilt whenever the table's
+``revision`` changes. For input that writes union tags last (pydantic's
+order) and is large, the union with untyped ``params`` plus
+:func:`msgspec.convert` is used instead: same values, one scan instead of
+two per tagged object. A call decoded this way carries a
+:class:`DecodedParams` in ``params``; :meth:`Decoder.decode_params` hands
+its value out only when asked for the very type and decoder it was decoded
+for (the route may have changed since), and decodes the raw params again
+otherwise. Whatever the one pass does not accept (unknown method, invalid
+params, ``"params": null``, a bad envelope) is decoded in two passes, so
+error answers are exactly those of the two-pass path; a message with no
+``"method"`` key among its first bytes (a response) goes there directly,
+since the union would have to scan all of it to find no tag.
+
 Every malformed input maps to exactly one error answer (or a logged drop), as
-the table in :data:`_ENVELOPE_ERRORS` and the dialect say. Unknown members
-are ignored. Encoding reuses one buffer and appends the ``\\n`` frame
-terminator; ``"jsonrpc": "2.0"``, ``id`` and ``method`` are written before
-the payload.
+the dialect says. Unknown members are ignored. Encoding reuses one buffer and
+appends the ``\\n`` frame terminator; ``"jsonrpc": "2.0"``, ``id`` and
+``method`` are written before the payload.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -33,6 +50,15 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from wireproto.errors import InvalidMessage
+from wireproto.jsonrpc._onepass import (
+    BIG,
+    HEAD,
+    DecHook,
+    DecodedParams,
+    ParamsSpec,
+    ParamsTable,
+    Plan,
+)
 from wireproto.jsonrpc.messages import (
     Error,
     ErrorCode,
@@ -48,15 +74,20 @@ __all__ = [
     "ACP_DIALECT",
     "MCP_DIALECT",
     "WIRE_DIALECT",
+    "DecHook",
+    "DecodedParams",
     "Decoder",
     "Dialect",
     "Encoder",
     "Incoming",
     "IncomingResponse",
+    "ParamsSpec",
+    "ParamsTable",
     "validation_error_data",
 ]
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,7 +201,9 @@ class IncomingResponse(msgspec.Struct):
 
 
 Incoming = Request | Notification | IncomingResponse
-"""What :meth:`Decoder.decode` returns. Request/Notification params are raw."""
+"""What :meth:`Decoder.decode` returns. Request/Notification params are raw
+(:class:`msgspec.Raw` or ``UNSET``) or, from a decoder with a table,
+:class:`DecodedParams`."""
 
 _EMPTY_OBJECT = msgspec.Raw(b"{}")
 _NULL = msgspec.Raw(b"null")
@@ -208,20 +241,29 @@ class Decoder:
     """Decode inbound messages under one :class:`Dialect`.
 
     One instance per connection (or shared: it holds no per-message state).
+
+    Args:
+        dialect: the protocol's envelope rules and error texts.
+        table: the method table (a :class:`~wireproto.rpc.router.Router`)
+            whose calls are decoded in one pass; ``None``: always two passes.
     """
 
-    def __init__(self, dialect: Dialect) -> None:
+    def __init__(self, dialect: Dialect, table: ParamsTable | None = None) -> None:
         self.dialect = dialect
+        self.table = table
         self._envelope = msgspec.json.Decoder(_Envelope)
         self._error = msgspec.json.Decoder(Error)
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
+        self._plan: Plan | None = None
+        self._revision: int | None = None
 
     def decode(self, data: bytes | bytearray | memoryview) -> Incoming:
         """Decode and classify one message.
 
         Returns:
             a :class:`Request` or :class:`Notification` whose ``params`` is a
-            :class:`msgspec.Raw` (``UNSET`` when absent), or an
+            :class:`msgspec.Raw` (``UNSET`` when absent) or, for a call the
+            table's one pass accepted, :class:`DecodedParams`; or an
             :class:`IncomingResponse`.
 
         Raises:
@@ -229,6 +271,10 @@ class Decoder:
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
+        if self.table is not None and type(data) is bytes:
+            fast = self._one_pass(data)
+            if fast is not None:
+                return fast
         d = self.dialect
         try:
             env = self._envelope.decode(data)
@@ -259,6 +305,56 @@ class Decoder:
                 ErrorCode.INVALID_REQUEST, d.invalid_request, reply=d.answer_idless
             )
         return self._response(env, env.id)
+
+    def _one_pass(self, data: bytes) -> Request | Notification | None:
+        """A call decoded in one pass, or ``None`` to decode it in two."""
+        plan = self._plan
+        if self._revision != self.table.revision:  # type: ignore[union-attr]
+            plan = self._rebuild()
+        if plan is None:
+            return None
+        # `{"jsonrpc":"2.0","method"...`: a notification in the usual member
+        # order. Otherwise the method key must come early: a response (or an
+        # odd member order) is left to two passes, the union would scan it all.
+        if data[18:19] != b"m" and data.find(b'"method"', 0, HEAD) < 0:
+            return None
+        try:
+            if len(data) < BIG or not plan.tags_last(data):
+                env = plan.typed_decode(data)
+                spec = env.spec
+                if spec is None:
+                    return None
+                params = env.params
+            else:
+                got = plan.decode_loose(data)
+                if got is None:
+                    return None
+                env, spec, params = got
+        except Exception:  # anything: the two-pass path answers it
+            return None
+        d = self.dialect
+        if params is None or (env.jsonrpc is UNSET and d.require_jsonrpc):
+            return None  # ("params": null has its dialect rule)
+        if params is not UNSET:
+            params = DecodedParams(params, spec, data)
+        id = env.id
+        if id is UNSET or (id is None and d.null_id_is_notification):
+            return Notification(method=spec.method, params=params)
+        if id is None and d.reject_null_id:
+            return None
+        return Request(id=id, method=spec.method, params=params)
+
+    def _rebuild(self) -> Plan | None:
+        table = self.table
+        assert table is not None
+        self._revision = table.revision  # (first: a change while building rebuilds again)
+        try:
+            plan: Plan | None = Plan(table.params_specs())
+        except Exception:  # a type msgspec rejects: never fatal, two passes answer it
+            log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
+            plan = None
+        self._plan = plan if plan else None
+        return self._plan
 
     def _call(self, env: _Envelope, method: str) -> Request | Notification:
         params: Any = env.params if env.params else UNSET
@@ -317,12 +413,20 @@ class Decoder:
         is satisfied and a required field is reported by name). ``decode``, a
         custom decoder, replaces the msgspec decoder for ``type_``; its
         :class:`msgspec.ValidationError` is converted like msgspec's own.
+        :class:`DecodedParams` decoded for this very ``type_`` and ``decode``
+        are returned as they are; for anything else they are decoded again.
 
         Raises:
             InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``, or
                 ``-32700`` when the params hold invalid UTF-8 (and the
                 dialect does not replace it).
         """
+        if type(params) is DecodedParams:
+            spec = params.spec
+            if spec.type is type_ and spec.decode is decode:
+                value: T = params.value  # (no cast(): a function call on the hot path)
+                return value
+            params = self._envelope.decode(params.data).params or UNSET
         raw = _EMPTY_OBJECT if params is UNSET else cast(msgspec.Raw, params)
         try:
             if decode is not None:

@@ -184,7 +184,7 @@ class Peer:
         self.cancel_param = cancel_param
         self.flush_timeout = flush_timeout
         self.name = name
-        self._decoder = Decoder(dialect)
+        self._decoder = Decoder(dialect, self.router)
         self._encoder = Encoder(dialect)
         self._writer = Writer(stream, send_queue, self._mark_closed, name)
         self._handlers = HandlerPool(

@@ -8,10 +8,17 @@ encodable value, ``None`` included), or a :class:`Reply` when notifications
 must follow the response immediately; notification handlers return nothing.
 
 A route may bring its own ``decode`` function (raw ``params`` -> value) when a
-plain msgspec type is not enough (e.g. lenient decoding); it raises
-:class:`msgspec.ValidationError` like a msgspec decoder (the codec turns it
-into ``-32602``) or :class:`~wireproto.errors.InvalidMessage` with the exact
-answer.
+plain msgspec type is not enough; it raises :class:`msgspec.ValidationError`
+like a msgspec decoder (the codec turns it into ``-32602``) or
+:class:`~wireproto.errors.InvalidMessage` with the exact answer. When the
+params are a msgspec type after all, possibly with a ``dec_hook`` for custom
+types, and only *invalid* input needs special treatment (lenient decoding,
+error texts), declare that instead (``dec_hook=``, ``lenient=``): the route's
+decoder is then "strict first, ``lenient`` for what strict rejects", and the
+codec may decode the params in the same pass as the envelope
+(:meth:`Router.params_specs`, :class:`~wireproto.jsonrpc.codec.Decoder`).
+The router's :attr:`~Router.revision` changes with every :meth:`~Router.add`,
+so a decoder built from the table notices changes.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import msgspec
+
+from wireproto.jsonrpc.codec import DecHook, ParamsSpec
 
 __all__ = ["Decode", "Handler", "Reply", "Route", "Router"]
 
@@ -62,6 +71,12 @@ class Route:
         params_type: the type ``params`` is decoded into (``Any`` = raw JSON values).
         notification: whether the method is a notification (never answered).
         decode: a custom params decoder used instead of ``params_type``.
+        dec_hook: the msgspec ``dec_hook`` of ``params_type``. When it or
+            ``lenient`` is set, ``decode`` is (and must be) the strict
+            decoder for ``params_type`` with that hook, falling back to
+            ``lenient`` on :class:`msgspec.ValidationError`, as
+            :meth:`Router.add` builds it.
+        lenient: what decodes the params the strict decoder rejects.
     """
 
     method: str
@@ -69,6 +84,28 @@ class Route:
     params_type: Any
     notification: bool
     decode: Decode | None = None
+    dec_hook: DecHook | None = None
+    lenient: Decode | None = None
+
+    @property
+    def one_pass(self) -> bool:
+        """Whether the params may be decoded together with the envelope."""
+        return self.decode is None or self.dec_hook is not None or self.lenient is not None
+
+
+def _strict_first(params_type: Any, dec_hook: DecHook | None, lenient: Decode | None) -> Decode:
+    """The decoder of a route declared with ``dec_hook`` / ``lenient``."""
+    strict = msgspec.json.Decoder(params_type, dec_hook=dec_hook)
+    if lenient is None:
+        return strict.decode
+
+    def decode(raw: msgspec.Raw) -> Any:
+        try:
+            return strict.decode(raw)
+        except msgspec.ValidationError:
+            return lenient(raw)
+
+    return decode
 
 
 class Router:
@@ -85,6 +122,8 @@ class Router:
 
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
+        self.revision = 0
+        """A counter that changes whenever a route is added or replaced."""
 
     def add(
         self,
@@ -94,13 +133,29 @@ class Router:
         *,
         notification: bool = False,
         decode: Decode | None = None,
+        dec_hook: DecHook | None = None,
+        lenient: Decode | None = None,
     ) -> None:
         """Register ``handler`` for ``method`` (replacing any earlier entry).
 
         ``decode``, when given, turns the raw params into the handler's
         argument instead of a msgspec decoder for ``params_type``.
+        ``dec_hook`` (msgspec's, for custom types in ``params_type``) and
+        ``lenient`` (called with the raw params the strict msgspec decoder
+        rejects; its result or error is final) declare a strict-first
+        decoder instead, which lets the codec decode the params in one pass
+        with the envelope.
+
+        Raises:
+            TypeError: ``decode`` given together with ``dec_hook`` or ``lenient``.
         """
-        self._routes[method] = Route(method, handler, params_type, notification, decode)
+        if dec_hook is not None or lenient is not None:
+            if decode is not None:
+                raise TypeError("decode excludes dec_hook and lenient")
+            decode = _strict_first(params_type, dec_hook, lenient)
+        route = Route(method, handler, params_type, notification, decode, dec_hook, lenient)
+        self._routes[method] = route
+        self.revision += 1
 
     def request(self, method: str, params_type: Any = Any) -> Callable[[F], F]:
         """Decorator form of :meth:`add` for a request handler."""
@@ -119,6 +174,14 @@ class Router:
             return handler
 
         return register
+
+    def params_specs(self) -> list[ParamsSpec]:
+        """How the params of every one-pass route are decoded (for the codec)."""
+        return [
+            ParamsSpec(r.method, r.params_type, r.dec_hook, r.decode)
+            for r in self._routes.values()
+            if r.one_pass
+        ]
 
     def get(self, method: str) -> Route | None:
         """Return the route for ``method``, or ``None``."""

@@ -223,40 +223,66 @@ class AgentConnection(ClientCalls):
     # ----------------------------------------------------------- the table
 
     def _routes(self) -> Router:
-        """The method table: method -> (handler, params decoder)."""
-        requests: list[tuple[str, Callable[[Any], Any], Decode]] = [
-            ("initialize", self._initialize, _params(S.InitializeRequest)),
-            ("authenticate", self._authenticate, _params(S.AuthenticateRequest)),
-            ("session/new", self._new, _params(None, decode_setup(S.NewSessionRequest))),
-            ("session/load", self._load, _params(None, decode_setup(S.LoadSessionRequest))),
-            ("session/resume", self._resume,
-             _params(None, decode_setup(S.ResumeSessionRequest))),
-            ("session/list", self._list, _params(S.ListSessionsRequest)),
-            ("session/close", self._close, _params(S.CloseSessionRequest)),
-            ("session/prompt", self._prompt, _params(S.PromptRequest)),
-            ("session/set_mode", self._set_mode, _params(S.SetSessionModeRequest)),
+        """The method table: method -> (handler, params type, lenient decoder).
+
+        Params are decoded strictly first (in one pass with the envelope when
+        the codec can) and leniently only when that fails; the session set-up
+        requests split the MCP servers, so they keep a decoder of their own.
+        """
+        requests: list[tuple[str, Callable[[Any], Any], Any, bool]] = [
+            ("initialize", self._initialize, S.InitializeRequest, False),
+            ("authenticate", self._authenticate, S.AuthenticateRequest, False),
+            ("session/new", self._new, S.NewSessionRequest, True),
+            ("session/load", self._load, S.LoadSessionRequest, True),
+            ("session/resume", self._resume, S.ResumeSessionRequest, True),
+            ("session/list", self._list, S.ListSessionsRequest, False),
+            ("session/close", self._close, S.CloseSessionRequest, False),
+            ("session/prompt", self._prompt, S.PromptRequest, False),
+            ("session/set_mode", self._set_mode, S.SetSessionModeRequest, False),
             ("session/set_config_option", self._set_config_option,
-             _params(S.SetSessionConfigOptionRequest)),
-            ("session/set_model", self._set_model, _params(extra.SetSessionModelRequest)),
+             S.SetSessionConfigOptionRequest, False),
+            ("session/set_model", self._set_model, extra.SetSessionModelRequest, False),
         ]
         if self.agent.supports_delete:
-            requests.append(("session/delete", self._delete, _params(S.DeleteSessionRequest)))
+            requests.append(("session/delete", self._delete, S.DeleteSessionRequest, False))
         router = Router()
-        for method, handler, decode in requests:
-            if method != "initialize":
-                decode = self._after_initialize(decode)
-            router.add(method, self._mapped(handler), decode=decode)
-        router.add("session/cancel", self._mapped(self._cancel), notification=True,
-                   decode=_params(S.CancelNotification))
+        for method, handler, type_, setup in requests:
+            first = method == "initialize"
+            if setup:
+                decode = self._after_initialize(_params(None, decode_setup(type_)))
+                router.add(method, self._mapped(handler), decode=decode)
+                continue
+            lenient = _params(type_) if first else self._after_initialize(_params(type_))
+            run = handler if first else self._initialized_first(handler)
+            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient)
+        router.add("session/cancel", self._mapped(self._cancel), S.CancelNotification,
+                   notification=True, dec_hook=codec.dec_hook,
+                   lenient=_params(S.CancelNotification))
         return router
+
+    def _check_initialized(self) -> None:
+        if not self.initialized:
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST,
+                                 "Invalid request: initialize must come first")
+
+    def _initialized_first(self, handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        """``handler``, refusing with ``-32600`` until ``initialize`` was answered.
+
+        (For params decoded strictly; :meth:`_after_initialize` guards the
+        lenient decoder, so the refusal comes first whatever the params.)
+        """
+
+        async def run(params: Any) -> Any:
+            self._check_initialized()
+            return await handler(params)
+
+        return run
 
     def _after_initialize(self, decode: Decode) -> Decode:
         """``decode``, refusing with ``-32600`` until ``initialize`` was answered."""
 
         def run(raw: msgspec.Raw) -> Any:
-            if not self.initialized:
-                raise InvalidMessage(ErrorCode.INVALID_REQUEST,
-                                     "Invalid request: initialize must come first")
+            self._check_initialized()
             return decode(raw)
 
         return run

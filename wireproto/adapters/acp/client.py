@@ -65,6 +65,7 @@ import msgspec
 from msgspec import UNSET
 
 from wireproto import __version__
+from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientserve import RESOURCE_NOT_FOUND, AgentRequests
@@ -195,8 +196,8 @@ class ClientConnection:
 
     def _router(self) -> Router:
         router = Router()
-        router.add("session/update", self._on_update, notification=True,
-                   decode=decode_notification)
+        router.add("session/update", self._on_update, s.SessionNotification,
+                   notification=True, dec_hook=acp_codec.dec_hook, lenient=decode_notification)
         self.requests.add_routes(router)
         return router
 

@@ -79,7 +79,8 @@ class AgentRequests:
         """Route every method whose handler object is installed."""
         for method, (handler, type_, needs) in _ROUTES.items():
             if needs is None or getattr(self, needs) is not None:
-                router.add(method, types.MethodType(handler, self), decode=_decoder(type_))
+                router.add(method, types.MethodType(handler, self), type_,
+                           dec_hook=acp_codec.dec_hook, lenient=_decoder(type_))
 
     def cancel_permissions(self, session_id: str) -> None:
         """Make every pending permission request of the session answer ``cancelled``."""

@@ -1,0 +1,380 @@
+"""One-pass decoding of calls (a Decoder built from a method table) against two passes.
+
+Whatever the input, a decoder given a router must end in the same place as
+one without: the same message, the same decoded params, the same error
+answer byte for byte. The one pass is only allowed to be faster. No event
+loop is needed in this module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+import pytest
+from msgspec import UNSET
+
+from wireproto.errors import InvalidMessage
+from wireproto.jsonrpc._onepass import BIG, Plan
+from wireproto.jsonrpc.codec import (
+    ACP_DIALECT,
+    MCP_DIALECT,
+    WIRE_DIALECT,
+    DecodedParams,
+    Decoder,
+    Dialect,
+    Encoder,
+    IncomingResponse,
+)
+from wireproto.jsonrpc.messages import Notification, Request
+from wireproto.rpc.router import Router
+
+
+def _load_sibling(name: str) -> Any:
+    """Import another test module of this folder (the tests are not a package)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"wireproto_tests_jsonrpc_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+MALFORMED: list[tuple[bytes, Any, Any]] = _load_sibling("test_codec").MALFORMED
+
+DIALECTS = [
+    pytest.param(WIRE_DIALECT, id="wire"),
+    pytest.param(ACP_DIALECT, id="acp"),
+    pytest.param(MCP_DIALECT, id="mcp"),
+]
+
+
+# ------------------------------------------------------------------ the table
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int = 0
+
+
+class Options(msgspec.Struct):
+    verbose: bool = False
+
+
+class Circle(msgspec.Struct, tag_field="kind", tag="circle"):
+    r: float
+    label: str = ""
+
+
+class Square(msgspec.Struct, tag_field="kind", tag="square"):
+    side: float
+    label: str = ""
+
+
+class Drawing(msgspec.Struct):
+    shapes: list[Circle | Square]
+    title: str = ""
+
+
+class Color:
+    """A custom type only a dec_hook can build."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Color) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+class Paint(msgspec.Struct):
+    color: Color
+    mode: Literal["fill", "stroke"] = "fill"
+
+
+def color_hook(type_: type, obj: Any) -> Any:
+    if type_ is Color and isinstance(obj, str) and obj:
+        return Color(obj)
+    raise TypeError(f"not a {type_!r}: {obj!r}")
+
+
+def paint_lenient(raw: msgspec.Raw) -> Paint:
+    """What the strict decoder rejects: a bare color string is accepted too."""
+    obj = msgspec.json.decode(raw)
+    if isinstance(obj, str):
+        return Paint(color=Color(obj))
+    raise msgspec.ValidationError("Expected `object` - at `$`")
+
+
+async def _handler(params: Any) -> None:
+    """Never called: decoding only."""
+
+
+def make_router() -> Router:
+    router = Router()
+    router.add("a", _handler, Point)
+    router.add("opt", _handler, Options)
+    router.add("draw", _handler, Drawing)
+    router.add("any", _handler, Any)
+    router.add("raw", _handler, msgspec.Raw)
+    router.add("note", _handler, Point, notification=True)
+    router.add("paint", _handler, Paint, dec_hook=color_hook, lenient=paint_lenient)
+    router.add("custom", _handler, decode=lambda raw: ("custom", bytes(raw)))
+    return router
+
+
+# ----------------------------------------------------------------- the corpus
+
+
+def _big_drawing(tags_last: bool, n: int = 40) -> dict[str, Any]:
+    text = 'line "quoted" \\ back\n' * 4
+    shapes = []
+    for i in range(n):
+        shape: dict[str, Any] = (
+            {"r": i + 0.5, "label": text} if i % 2 else {"side": float(i), "label": text}
+        )
+        kind = "circle" if i % 2 else "square"
+        shape = {**shape, "kind": kind} if tags_last else {"kind": kind, **shape}
+        shapes.append(shape)
+    return {"title": "big", "shapes": shapes}
+
+
+def _call(method: str, params: Any = UNSET, id: Any = UNSET, **extra: Any) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0"}
+    if id is not UNSET:
+        msg["id"] = id
+    msg["method"] = method
+    if params is not UNSET:
+        msg["params"] = params
+    msg.update(extra)
+    return json.dumps(msg).encode()
+
+
+VALID: list[bytes] = [
+    _call("a", {"x": 1}, 1),
+    _call("a", {"x": 1, "y": 2, "unknown": [1, {"deep": None}]}, "id-1"),
+    _call("a", {"y": 2, "x": 1}, 7, result="ignored"),
+    _call("note", {"x": 3}),
+    _call("opt", id=2),  # absent params decode as {}
+    _call("opt", {}, 3),
+    _call("draw", {"shapes": [{"kind": "circle", "r": 1}], "title": "t"}, 4),
+    _call("draw", {"shapes": [{"r": 1, "kind": "circle"}]}, 5),  # small, tag last
+    _call("draw", _big_drawing(tags_last=False), 6),
+    _call("draw", _big_drawing(tags_last=True), 7),
+    _call("draw", _big_drawing(tags_last=True)),
+    _call("any", [1, 2, {"a": None}], 8),
+    _call("any", "text", 9),
+    _call("raw", {"keep": ["as", "is"]}, 10),
+    _call("paint", {"color": "red"}, 11),
+    _call("paint", {"mode": "stroke", "color": "blue"}, 12),
+    _call("a", {"x": 1}, None),  # null id: dialect rules
+    b'{"id":13,"method":"a","params":{"x":1}}',  # no jsonrpc: dialect rules
+    b'{"method":"a","id":14,"params":{"x":1},"jsonrpc":"2.0"}',  # method not first
+    b'{"jsonrpc":"2.0","id":15,"method":"a","params":{"x":1},"params":{"x":2}}',
+    b'{"jsonrpc":"2.0","id":16,"method":"a","method":"a","params":{"x":1}}',
+    b'{\n  "jsonrpc": "2.0",\n  "id": 17,\n  "method": "a",\n  "params": {"x": 1}\n}',
+]
+
+INVALID: list[bytes] = [
+    _call("a", {"x": "1"}, 1),
+    _call("a", {"y": 1}, 2),
+    _call("a", [1, 2], 3),
+    _call("a", None, 4),  # "params": null
+    _call("a", id=5),  # absent params, required field
+    _call("opt", None, 6),
+    _call("note", {"x": "no"}),
+    _call("draw", {"shapes": [{"kind": "triangle"}]}, 7),
+    _call("draw", {"shapes": [{"r": "big", "kind": "circle"}]}, 8),
+    _call("draw", {**_big_drawing(tags_last=True), "title": 5}, 9),
+    _call("draw", {"shapes": [*_big_drawing(True)["shapes"], {"kind": "blob"}]}, 10),
+    _call("paint", "green", 11),  # the lenient decoder accepts it
+    _call("paint", 5, 12),
+    _call("paint", {"color": ""}, 13),
+    _call("paint", {"color": "red", "mode": "dots"}, 14),
+    _call("custom", {"x": 1}, 15),  # not one-pass: its own decoder
+    _call("unknown", {"x": 1}, 16),
+    _call("unknown"),
+    _call("a", {"x": 1}, True),
+    _call("a", {"x": 1}, 1.5),
+    _call("a", {"x": 1}, 17, jsonrpc="1.0"),
+    b'{"jsonrpc":"2.0","id":18,"method":"a","method":"b","params":{"x":1}}',
+    b'{"jsonrpc":"2.0","id":19,"method":"any","params":"\xff\xfe"}',  # invalid UTF-8
+    b'{"jsonrpc":"2.0","id":20,"method":"raw","params":"\xff"}',
+    b'{"jsonrpc":"2.0","id":21,"method":"a","params":{"x":1}} trailing',
+    b'{"jsonrpc":"2.0","id":22,"method":"\\u0000","params":{}}',
+    b'{"jsonrpc":"2.0","id":23,"result":{"method":"a","params":{"x":1}}}',
+    b'{"jsonrpc":"2.0","id":24,"error":{"code":1,"message":"method"}}',
+]
+
+CORPUS = VALID + INVALID + [m[0] for m in MALFORMED]
+
+
+def receive(decoder: Decoder, router: Router, data: bytes) -> tuple[Any, ...]:
+    """What a peer ends up with: the message and its decoded params, or the answer."""
+    encoder = Encoder(decoder.dialect)
+    try:
+        msg = decoder.decode(data)
+    except InvalidMessage as exc:
+        if not exc.reply:
+            return ("dropped", exc.code)
+        return ("answer", encoder.error(exc.id, exc.code, exc.message, exc.data))
+    if isinstance(msg, IncomingResponse):
+        return ("response", msg.id, msg.result, msg.error)
+    route = router.get(msg.method)
+    kind = "request" if isinstance(msg, Request) else "notification"
+    head = (kind, getattr(msg, "id", UNSET), msg.method)
+    if route is None:
+        return (*head, "no route")
+    try:
+        params = decoder.decode_params(msg.method, msg.params, route.params_type, route.decode)
+    except InvalidMessage as exc:
+        return (*head, encoder.error(None, exc.code, exc.message, exc.data))
+    if isinstance(params, msgspec.Raw):
+        params = ("raw", bytes(params))
+    return (*head, params)
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("data", CORPUS, ids=[repr(d[:60]) for d in CORPUS])
+def test_one_pass_ends_where_two_passes_end(dialect: Dialect, data: bytes) -> None:
+    router = make_router()
+    assert receive(Decoder(dialect, router), router, data) == receive(
+        Decoder(dialect), router, data
+    )
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("data", VALID[:16], ids=[repr(d[:60]) for d in VALID[:16]])
+def test_valid_calls_of_typed_routes_take_one_pass(dialect: Dialect, data: bytes) -> None:
+    router = make_router()
+    msg = Decoder(dialect, router).decode(data)
+    assert isinstance(msg, (Request, Notification))
+    if msg.params is not UNSET:
+        assert type(msg.params) is DecodedParams
+        assert msg.params.spec.method == msg.method
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize(
+    "data",
+    [_call("custom", {"x": 1}, 1), _call("a", None, 2), _call("a", {"x": "1"}, 3)],
+)
+def test_other_calls_keep_raw_params(dialect: Dialect, data: bytes) -> None:
+    msg = Decoder(dialect, make_router()).decode(data)
+    assert isinstance(msg, Request)
+    assert type(msg.params) is not DecodedParams
+
+
+@pytest.mark.parametrize("tags_last", [False, True])
+def test_typed_and_converted_decodes_are_equal(tags_last: bool) -> None:
+    router = make_router()
+    plan = Plan(router.params_specs())
+    data = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "draw", "params": _big_drawing(tags_last)},
+        separators=(",", ":"),
+    ).encode()
+    assert len(data) >= BIG
+    assert plan.tags_last(data) is tags_last
+    env = plan.typed.decode(data)
+    loose = plan.decode_loose(data)
+    assert loose is not None
+    expected = msgspec.convert(json.loads(data)["params"], Drawing)
+    assert loose[2] == env.params == expected
+    assert type(loose[2].shapes[0]) is Square
+
+
+def test_a_router_change_after_construction_is_honoured() -> None:
+    router = make_router()
+    decoder = Decoder(ACP_DIALECT, router)
+    before = decoder.decode(_call("a", {"x": 1, "side": 2.0}, 1))
+    assert isinstance(before, Request)
+    router.add("a", _handler, Square)  # replaced while `before` waits for dispatch
+    route = router.get("a")
+    assert route is not None
+    params = decoder.decode_params("a", before.params, route.params_type, route.decode)
+    assert params == Square(side=2.0)
+    after = decoder.decode(_call("a", {"side": 3}, 2))
+    assert isinstance(after, Request)
+    assert isinstance(after.params, DecodedParams)
+    assert after.params.value == Square(side=3.0)
+    router.add("new", _handler, Point)
+    late = decoder.decode(_call("new", {"x": 5}, 3))
+    assert isinstance(late, Request) and isinstance(late.params, DecodedParams)
+
+
+def test_decoded_params_are_not_handed_to_another_decoder() -> None:
+    router = make_router()
+    decoder = Decoder(WIRE_DIALECT, router)
+    msg = decoder.decode(_call("a", {"x": 1}, 1))
+    assert isinstance(msg, Request) and isinstance(msg.params, DecodedParams)
+    assert decoder.decode_params("a", msg.params, dict[str, Any]) == {"x": 1}
+    assert decoder.decode_params("a", msg.params, Point, lambda raw: bytes(raw)) == b'{"x": 1}'
+
+
+def test_routes_with_a_custom_decode_are_not_one_pass() -> None:
+    router = make_router()
+    methods = {spec.method for spec in router.params_specs()}
+    assert methods == {"a", "opt", "draw", "any", "raw", "note", "paint"}
+    with pytest.raises(TypeError):
+        router.add("x", _handler, Point, decode=lambda raw: raw, lenient=lambda raw: raw)
+
+
+def test_specs_needing_another_hook_stay_two_pass() -> None:
+    def other_hook(type_: type, obj: Any) -> Any:
+        raise TypeError("never")
+
+    router = make_router()
+    router.add("paint2", _handler, Paint, dec_hook=other_hook)
+    router.add("paint3", _handler, Paint)  # no hook at all: msgspec cannot build it
+    plan = Plan(router.params_specs())
+    methods = {spec.method for spec in plan.specs.values()}
+    assert "paint" in methods
+    assert "paint2" not in methods and "paint3" not in methods
+    for method in ("paint2", "paint3"):
+        msg = Decoder(ACP_DIALECT, router).decode(_call(method, {"color": "red"}, 1))
+        assert isinstance(msg, Request) and isinstance(msg.params, msgspec.Raw)
+
+
+def test_an_empty_or_absent_table_decodes_in_two_passes() -> None:
+    data = _call("a", {"x": 1}, 1)
+    for decoder in (Decoder(ACP_DIALECT), Decoder(ACP_DIALECT, Router())):
+        msg = decoder.decode(data)
+        assert isinstance(msg, Request) and isinstance(msg.params, msgspec.Raw)
+
+
+def test_a_lone_route_does_not_accept_messages_without_method() -> None:
+    router = Router()
+    router.add("only", _handler, Options)  # (a lone tagged Struct accepts a missing tag)
+    decoder = Decoder(ACP_DIALECT, router)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"method":"only"}}')
+    assert isinstance(msg, IncomingResponse)
+    with pytest.raises(InvalidMessage) as info:
+        decoder.decode(b'{"jsonrpc":"2.0","id":1,"params":{"method":"only"}}')
+    assert info.value.message == "Invalid response"
+    call = decoder.decode(b'{"jsonrpc":"2.0","id":2,"method":"only","params":{}}')
+    assert isinstance(call, Request) and isinstance(call.params, DecodedParams)
+
+
+def test_a_table_msgspec_cannot_serve_falls_back_to_two_passes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    router = make_router()
+    router.add("\x00", _handler, Point)  # the plan's own sentinel tag: left out
+    decoder = Decoder(ACP_DIALECT, router)
+    odd = decoder.decode(b'{"jsonrpc":"2.0","id":1,"method":"\\u0000","params":{"x":1}}')
+    assert isinstance(odd, Request) and isinstance(odd.params, msgspec.Raw)
+
+    def broken(self: Plan, specs: Any) -> None:
+        raise TypeError("msgspec says no")
+
+    monkeypatch.setattr(Plan, "__init__", broken)
+    router.add("later", _handler, Point)
+    msg = decoder.decode(_call("a", {"x": 1}, 2))  # logged once, never fatal
+    assert isinstance(msg, Request) and isinstance(msg.params, msgspec.Raw)

@@ -1,0 +1,238 @@
+"""One-pass decoding of calls whose params type is known up front (see :mod:`.codec`).
+
+A :class:`Plan` is built once per revision of a :class:`ParamsTable` (the
+router): a msgspec union of one envelope Struct per method, tagged by
+``method``, whose ``params`` field has the method's type. Decoding a call
+then validates the envelope and the params in a single pass. A second union
+with untyped ``params`` serves inputs that write union tags last (see
+:meth:`Plan.tags_last`): decoding to builtins and converting finds every tag
+with a dict look-up instead of scanning each tagged object twice.
+
+The plan never answers errors: whatever it cannot decode, for any reason,
+makes it return ``None`` and the codec's two-pass path decides, so error
+answers are those of the two-pass path, byte for byte.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, NamedTuple, Protocol, Union
+
+import msgspec
+from msgspec import UNSET, UnsetType
+from msgspec import inspect as mi
+
+__all__ = ["BIG", "HEAD", "DecHook", "DecodedParams", "ParamsSpec", "ParamsTable", "Plan"]
+
+DecHook = Callable[[type, Any], Any]
+"""A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
+
+BIG = 3072
+"""Below this many bytes the typed pass wins even when tags come last."""
+HEAD = 256
+"""A call's ``"method"`` key is looked for in this many leading bytes."""
+_CLOSERS = b"}] \t\r\n"
+
+
+class ParamsSpec(NamedTuple):
+    """How one method's params are decoded, as a :class:`ParamsTable` declares it.
+
+    Attributes:
+        method: the method name.
+        type: the params type.
+        dec_hook: the msgspec ``dec_hook`` for custom types inside ``type``.
+        decode: the route's own decoder, or ``None`` for plain msgspec
+            decoding into ``type``. The table promises that whatever msgspec
+            decodes into ``type`` with ``dec_hook`` is exactly what ``decode``
+            returns for the same input (``decode`` only differs on input the
+            strict decoder rejects). It is also the identity the codec checks
+            before handing out params decoded in the first pass.
+    """
+
+    method: str
+    type: Any
+    dec_hook: DecHook | None
+    decode: Callable[[msgspec.Raw], Any] | None
+
+
+class ParamsTable(Protocol):
+    """What :class:`~wireproto.jsonrpc.codec.Decoder` needs from a method table."""
+
+    revision: int
+    """A number that changes whenever :meth:`params_specs` would change."""
+
+    def params_specs(self) -> Iterable[ParamsSpec]:
+        """The methods whose params may be decoded together with the envelope."""
+        ...
+
+
+class DecodedParams(msgspec.Struct, gc=False):
+    """Params decoded in the same pass as the envelope.
+
+    It stands in ``Request.params`` / ``Notification.params``;
+    :meth:`~wireproto.jsonrpc.codec.Decoder.decode_params` returns
+    :attr:`value` when asked for the same type and decoder as :attr:`spec`,
+    and decodes the params again from :attr:`data` otherwise.
+    """
+
+    value: Any
+    spec: ParamsSpec
+    data: bytes
+
+
+_NO_ROUTE = "\x00"  # a second union member: a lone tagged Struct accepts a missing tag
+_CONVERTIBLE = (
+    mi.StructType, mi.DictType, mi.ListType, mi.StrType, mi.IntType, mi.FloatType,
+    mi.BoolType, mi.NoneType, mi.LiteralType, mi.EnumType, mi.AnyType, mi.CustomType,
+    mi.UnionType, mi.Metadata,
+)  # types msgspec.convert builds from JSON builtins exactly as the JSON decoder does
+
+
+_RECORDS = (mi.StructType, mi.DataclassType, mi.TypedDictType, mi.NamedTupleType)
+
+
+def _walk(t: mi.Type, seen: set[Any]) -> Iterable[mi.Type]:
+    """Every type node reachable from ``t`` (each record type once)."""
+    yield t
+    if isinstance(t, _RECORDS):
+        if t.cls in seen:
+            return
+        seen.add(t.cls)
+        for f in t.fields:
+            yield from _walk(f.type, seen)
+        return
+    for name in type(t).__struct_fields__:  # containers, unions, metadata
+        value = getattr(t, name)
+        for inner in value if isinstance(value, tuple) else (value,):
+            if isinstance(inner, mi.Type):
+                yield from _walk(inner, seen)
+
+
+def _envelope(
+    name: str, method: str, params: Any, spec: ParamsSpec | None
+) -> type[msgspec.Struct]:
+    """An envelope Struct for one method; its class attribute ``spec`` says which."""
+    return msgspec.defstruct(
+        name,
+        [
+            ("jsonrpc", Literal["2.0"] | UnsetType, UNSET),  # another value: two passes
+            ("id", int | str | UnsetType | None, UNSET),
+            ("params", params, UNSET),
+        ],
+        tag_field="method",
+        tag=method,
+        namespace={"spec": spec},
+        gc=False,  # short-lived, and no cycle can pass through it
+    )
+
+
+def _union(members: list[Any]) -> Any:
+    return functools.reduce(operator.or_, members)
+
+
+class Plan:
+    """The one-pass decoders of one revision of a :class:`ParamsTable`.
+
+    Attributes:
+        typed: decodes a call of a known method with its params typed into
+            an envelope Struct whose ``spec`` is the :class:`ParamsSpec` of
+            its method (``None``: no such method).
+        specs: envelope class -> the :class:`ParamsSpec` of its method.
+        typed_decode: ``typed.decode``, bound once (the hot path).
+    """
+
+    def __init__(self, specs: Iterable[ParamsSpec]) -> None:
+        chosen, hook = _choose(list(specs))
+        self.hook = hook
+        self.specs: dict[type, ParamsSpec] = {}
+        self._convertible: dict[str, bool] = {}
+        typed: list[Any] = []
+        loose: list[Any] = []
+        tag_members: set[bytes] = set()
+        for spec, nodes in chosen:
+            convertible = all(isinstance(n, _CONVERTIBLE) for n in nodes)
+            t = _envelope("_Call", spec.method, Union[spec.type, UnsetType], spec)  # noqa: UP007
+            u = _envelope("_LooseCall", spec.method, Any, spec)
+            self.specs[t] = spec
+            self._convertible[spec.method] = convertible
+            typed.append(t)
+            loose.append(u)
+            if convertible:
+                tag_members.update(
+                    b'"%s":%s' % (str(n.tag_field).encode(), msgspec.json.encode(n.tag))
+                    for n in nodes
+                    if isinstance(n, mi.StructType) and n.tag_field is not None
+                )
+        stop = _envelope("_NoRoute", _NO_ROUTE, Any, None)
+        self.typed = msgspec.json.Decoder(_union([*typed, stop]), dec_hook=hook)
+        self._loose = msgspec.json.Decoder(_union([*loose, stop]))
+        self.typed_decode = self.typed.decode
+        self._tag_members = tuple(sorted(tag_members))
+
+    def __bool__(self) -> bool:
+        return bool(self.specs)
+
+    def tags_last(self, data: bytes) -> bool:
+        """Whether ``data`` writes union tags after their payload.
+
+        Serializers that order members alphabetically or by declaration in a
+        base class (pydantic) write ``{"text": ..., "type": "text"}``: a
+        msgspec tagged union must then skip the whole object to find the tag
+        and scan it again to decode it. The cheap sign of that order: compact
+        JSON that ends with a tag member (``"type":"text"``) and the closing
+        brackets, i.e. whose last tagged object has its tag last.
+        """
+        return data.rstrip(_CLOSERS).endswith(self._tag_members)
+
+    def decode_loose(self, data: bytes) -> tuple[Any, ParamsSpec, Any] | None:
+        """Decode a call to builtins, then convert its params (for tags-last input).
+
+        Returns:
+            ``(envelope, spec, params)``, or ``None`` for an unknown method.
+
+        Raises:
+            Exception: whatever msgspec or the ``dec_hook`` raise.
+        """
+        env = self._loose.decode(data)
+        spec = env.spec
+        if spec is None:
+            return None
+        convertible = self._convertible[spec.method]
+        params = env.params
+        if params is UNSET or params is None:
+            return env, spec, params
+        if not convertible:
+            env = self.typed.decode(data)
+            return env, spec, env.params
+        if self.hook is None:
+            return env, spec, msgspec.convert(params, spec.type)
+        return env, spec, msgspec.convert(params, spec.type, dec_hook=self.hook)
+
+
+def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[ParamsSpec, list[mi.Type]]], Any]:
+    """The specs one union decoder can serve, and its ``dec_hook``.
+
+    A decoder has one ``dec_hook``: the specs using the most common hook are
+    kept, plus those whose type needs no hook at all; the rest stay two-pass.
+    """
+    analysed: list[tuple[ParamsSpec, list[mi.Type], bool]] = []
+    for spec in specs:
+        if spec.method == _NO_ROUTE:
+            continue
+        try:
+            nodes = list(_walk(mi.type_info(spec.type), set()))
+        except (TypeError, ValueError):
+            continue
+        needs_hook = any(isinstance(n, mi.CustomType) for n in nodes)
+        if needs_hook and spec.dec_hook is None:
+            continue  # msgspec cannot decode it: two passes give the error
+        analysed.append((spec, nodes, needs_hook))
+    counts: dict[Any, int] = {}
+    for spec, _, needs in analysed:
+        if needs:
+            counts[spec.dec_hook] = counts.get(spec.dec_hook, 0) + 1
+    hook = max(counts, key=counts.__getitem__) if counts else None
+    chosen = [(s, n) for s, n, needs in analysed if not needs or s.dec_hook is hook]
+    return chosen, hook
