@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import anyio
@@ -44,6 +44,7 @@ from msgspec import UNSET
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
 from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request
+from wireproto.rpc._waiter import Waiter
 from wireproto.rpc._writer import Item, Writer
 from wireproto.rpc.router import Reply, Route
 
@@ -57,8 +58,8 @@ class _Idle:
 
     __slots__ = ("event", "job")
 
-    def __init__(self) -> None:
-        self.event = anyio.Event()
+    def __init__(self, event: Waiter) -> None:
+        self.event = event
         self.job: tuple[Request, Route] | None = None
 
 
@@ -102,9 +103,10 @@ class HandlerPool:
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
 
-    def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Run handler tasks in ``tg`` from now on."""
+    def start(self, tg: anyio.abc.TaskGroup, waiter: Callable[[], Waiter]) -> None:
+        """Run handler tasks in ``tg`` from now on, parking them with ``waiter``s."""
         self._tg = tg
+        self._new_waiter = waiter
 
     @property
     def running(self) -> int:
@@ -193,7 +195,7 @@ class HandlerPool:
                     msg, route = self._backlog.popleft()
                     continue
                 self._handler_done()
-                idle = _Idle()
+                idle = _Idle(self._new_waiter())
                 self._idle.append(idle)
                 await idle.event.wait()
                 assert idle.job is not None

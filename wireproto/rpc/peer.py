@@ -67,6 +67,7 @@ from wireproto.jsonrpc.codec import (
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
+from wireproto.rpc._waiter import Waiter, waiter_factory
 from wireproto.rpc._writer import STREAM_GONE, SupportsSendMany, Writer
 from wireproto.rpc.router import Router
 
@@ -121,12 +122,13 @@ class _Pending:
         self,
         method: str,
         ordered: bool,
+        event: Waiter,
         on_response: Callable[[IncomingResponse], None] | None = None,
     ) -> None:
         self.method = method
         self.ordered = ordered  # wait for earlier notifications before resolving
         self.on_response = on_response
-        self.event = anyio.Event()
+        self.event = event
         self.queued = False  # its response waits in the inbox behind notifications
         self.response: IncomingResponse | BaseException | None = None
 
@@ -223,13 +225,14 @@ class Peer:
         if self._tg is not None:
             raise LocalProtocolError("a Peer can be started only once")
         self._receive_scope = anyio.CancelScope()  # needs a running event loop
+        self._waiter = waiter_factory()
         in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
         self._inbox, self._inbox_recv = in_send, in_recv
         self._inbox_slots = anyio.Semaphore(self._inbox_size)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._writer.start(self._tg)
-        self._handlers.start(self._tg)
+        self._writer.start(self._tg, self._waiter)
+        self._handlers.start(self._tg, self._waiter)
         self._tg.start_soon(self._receive, in_recv)
         return self
 
@@ -388,7 +391,7 @@ class Peer:
         # A request made by a notification handler cannot wait for that
         # handler to finish: its response is delivered as soon as it arrives.
         ordered = not self._inbox_handling or anyio.get_current_task().id != self._inbox_task
-        slot = self._pending[key] = _Pending(method, ordered, on_response)
+        slot = self._pending[key] = _Pending(method, ordered, self._waiter(), on_response)
         sent = False
         try:
             await self._writer.send_soon(
