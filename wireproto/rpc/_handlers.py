@@ -14,9 +14,12 @@ room in the backlog                queued; the next free handler task takes
 otherwise                          answered ``overload_code`` at once
 =================================  ==========================================
 
-Each request runs in its own cancel scope, registered by id so that an
-inbound cancellation (:meth:`HandlerPool.cancel`) can cancel it; a request
-still in the backlog is removed instead. Every admitted request is answered
+Each request runs in its handler task's cancel scope, registered by id
+while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
+can cancel it; a request still in the backlog is removed instead. A task
+keeps its scope from one request to the next (entering a scope costs more
+than the rest of a cheap request) until a request is cancelled; it then
+answers that request outside the spent scope and goes on in a new one. Every admitted request is answered
 exactly once: with its result, its :class:`~wireproto.errors.RpcError`,
 ``-32602`` for params that do not decode, ``-32603`` (details only in the
 log) for any other exception, or ``-32800`` when it was cancelled without

@@ -17,12 +17,17 @@ handler tasks on demand:
   resumed before the notifications that preceded its response on the wire
   were handled. (A request made *by* a notification handler is the exception:
   its response is delivered at once, or the handler would wait for itself.);
-* the **writer** (:class:`~wireproto.rpc._writer.Writer`) is the only task
-  that writes. Producers encode their message and put the bytes on a bounded
-  queue (waiting when it is full); the writer coalesces whatever is queued
-  into one transport write when the stream supports ``send_many``. A handler
-  returning a :class:`~.router.Reply` puts its response and follow-up
-  notifications on the queue as *one* item, so they are written back to back.
+* the **writer** (:class:`~wireproto.rpc._writer.Writer`) owns the output.
+  Producers encode their message and put the bytes on a bounded queue
+  (waiting when it is full); the writer task coalesces whatever is queued
+  into one transport write when the stream supports ``send_many``. A request
+  or an answer finding the writer idle and the queue empty is written at
+  once by its producer when the stream can take it without waiting (a pipe
+  with room): a round trip then costs no extra task switch. Notifications
+  are queued without a yield per message, so a burst leaves in a few writes.
+  A handler returning a :class:`~.router.Reply` puts its response and
+  follow-up notifications on the queue as *one* item, so they are written
+  back to back.
 
 Closing (leaving the ``async with``): the reader and the inbox stop, pending
 outgoing requests fail with :class:`~wireproto.errors.ConnectionClosed`
@@ -327,6 +332,10 @@ class Peer:
 
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification; waits while the outgoing queue is full.
+
+        Notifications are queued without a yield to the event loop per call
+        (so a burst is written in a few large writes); a producer still
+        yields once every :data:`~wireproto.rpc._writer.YIELD_EVERY` calls.
 
         Raises:
             ConnectionClosed: the connection is closed.
