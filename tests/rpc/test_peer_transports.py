@@ -158,6 +158,24 @@ async def test_notifications_keep_their_order(kind: str, anyio_backend: str) -> 
             assert await near.peer.request("recorded", {"count": 300}) == list(range(300))
 
 
+async def test_large_messages_interleaved_with_small_ones(kind: str, anyio_backend: str) -> None:
+    # larger than a pipe holds: written in part at once, the rest by the writer,
+    # and nothing sent meanwhile may land inside it
+    big = {"text": "z" * (300 * 1024), "n": -1}
+    async with open_near(kind, anyio_backend) as near:
+        with anyio.fail_after(20):
+            results: dict[int, Any] = {}
+
+            async def echo(i: int) -> None:
+                params = big if i % 3 == 0 else {"n": i}
+                results[i] = await near.peer.request("echo", params)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(30):
+                    tg.start_soon(echo, i)
+            assert results == {i: big if i % 3 == 0 else {"n": i} for i in range(30)}
+
+
 async def test_cancel_request_reaches_the_handler(kind: str, anyio_backend: str) -> None:
     async with open_near(kind, anyio_backend) as near:
         with anyio.fail_after(20):
