@@ -2,9 +2,7 @@
 
 The far end serves the router of ``tests/helpers/peer_app.py``: in-process for
 memory and websocket, in a child process (``open_stdio``) for subprocess. Every
-case runs on asyncio and on trio (WebSocket on trio needs a websockets release
-with ``websockets.trio``: 17.x on Python 3.11+; elsewhere that case is skipped,
-as the README says).
+case runs on asyncio and on trio.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ pytestmark = pytest.mark.anyio
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 KINDS = ["memory", "subprocess", "websocket"]
-WEBSOCKET_ON_TRIO = importlib.util.find_spec("websockets.trio") is not None
 
 
 def _load(name: str) -> ModuleType:
@@ -87,8 +84,6 @@ def near_router(near: dict[str, Any]) -> Router:
 @asynccontextmanager
 async def far_end(kind: str, backend: str) -> AsyncIterator[tuple[Any, SubprocessStream | None]]:
     """Yield our stream to a far end serving ``peer_app`` (and the child, if any)."""
-    if kind == "websocket" and backend == "trio" and not WEBSOCKET_ON_TRIO:
-        pytest.skip("this websockets release has no trio implementation (README: Transports)")
     if kind == "memory":
         ours, theirs = memory_pair()
         async with anyio.create_task_group() as tg:

@@ -19,12 +19,12 @@ while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
 can cancel it; a request still in the backlog is removed instead. A task
 keeps its scope from one request to the next (entering a scope costs more
 than the rest of a cheap request) until a request is cancelled; it then
-answers that request outside the spent scope and goes on in a new one. Every admitted request is answered
-exactly once: with its result, its :class:`~wireproto.errors.RpcError`,
-``-32602`` for params that do not decode, ``-32603`` (details only in the
-log) for any other exception, or ``-32800`` when it was cancelled without
-returning a result (not at all when the dialect says a cancelled request is
-never answered, e.g. MCP).
+answers that request outside the spent scope and goes on in a new one.
+Every admitted request is answered exactly once: with its result, its
+:class:`~wireproto.errors.RpcError`, ``-32602`` for params that do not
+decode, ``-32603`` (details only in the log) for any other exception, or
+``-32800`` when it was cancelled without returning a result (not at all when
+the dialect says a cancelled request is never answered, e.g. MCP).
 
 Closing (:meth:`HandlerPool.close`) cancels every running request and makes
 the requests of the backlog, and any admitted later, answer ``-32800``
