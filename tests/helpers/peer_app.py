@@ -53,6 +53,10 @@ def build_router(
             await peer().notify("tick", {"i": i})
         return "done"
 
+    @router.request("echo")
+    async def echo(p: Any) -> Any:
+        return p
+
     @router.notification("record")
     async def record(p: dict[str, int]) -> None:
         nonlocal record_added

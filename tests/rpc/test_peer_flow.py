@@ -101,6 +101,40 @@ async def test_cancel_for_a_backlog_request() -> None:
         await probe.assert_silent()
 
 
+async def test_a_handler_task_serves_on_after_a_cancelled_request() -> None:
+    # one handler task: after its request is cancelled it must run the next
+    # ones normally (not inside the cancelled scope) and in order
+    router = Router()
+    ran: list[int] = []
+
+    @router.request("hang")
+    async def hang(params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    @router.request("work")
+    async def work(params: int) -> int:
+        await anyio.lowlevel.checkpoint()  # a real suspension point
+        ran.append(params)
+        return params * 10
+
+    async with probe_peer(router, max_concurrency=1, cancel_method=CANCEL) as (peer, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"hang"}\n')
+        await probe.write(b'{"jsonrpc":"2.0","id":2,"method":"work","params":2}\n')
+        await anyio.wait_all_tasks_blocked()
+        assert (peer.stats().running, peer.stats().backlog) == (1, 1)
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 1}})
+        assert await probe.read() == (
+            b'{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}\n'
+        )
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":2,"result":20}\n'
+        for i in (3, 4):
+            await probe.write(b'{"jsonrpc":"2.0","id":%d,"method":"work","params":%d}\n' % (i, i))
+            assert await probe.read() == b'{"jsonrpc":"2.0","id":%d,"result":%d}\n' % (i, i * 10)
+        assert ran == [2, 3, 4]
+        assert (peer.stats().running, peer.stats().backlog) == (0, 0)
+        await probe.assert_silent()
+
+
 async def test_responses_and_cancels_are_not_blocked_by_the_limit() -> None:
     """With every handler busy, the peer still reads answers to its own requests."""
     gate, started = anyio.Event(), list[Any]()

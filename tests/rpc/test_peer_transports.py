@@ -2,9 +2,7 @@
 
 The far end serves the router of ``tests/helpers/peer_app.py``: in-process for
 memory and websocket, in a child process (``open_stdio``) for subprocess. Every
-case runs on asyncio and on trio (WebSocket on trio needs a websockets release
-with ``websockets.trio``: 17.x on Python 3.11+; elsewhere that case is skipped,
-as the README says).
+case runs on asyncio and on trio.
 """
 
 from __future__ import annotations
@@ -37,7 +35,6 @@ pytestmark = pytest.mark.anyio
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 KINDS = ["memory", "subprocess", "websocket"]
-WEBSOCKET_ON_TRIO = importlib.util.find_spec("websockets.trio") is not None
 
 
 def _load(name: str) -> ModuleType:
@@ -87,8 +84,6 @@ def near_router(near: dict[str, Any]) -> Router:
 @asynccontextmanager
 async def far_end(kind: str, backend: str) -> AsyncIterator[tuple[Any, SubprocessStream | None]]:
     """Yield our stream to a far end serving ``peer_app`` (and the child, if any)."""
-    if kind == "websocket" and backend == "trio" and not WEBSOCKET_ON_TRIO:
-        pytest.skip("this websockets release has no trio implementation (README: Transports)")
     if kind == "memory":
         ours, theirs = memory_pair()
         async with anyio.create_task_group() as tg:
@@ -156,6 +151,24 @@ async def test_notifications_keep_their_order(kind: str, anyio_backend: str) -> 
             for i in range(300):
                 await near.peer.notify("record", {"i": i})
             assert await near.peer.request("recorded", {"count": 300}) == list(range(300))
+
+
+async def test_large_messages_interleaved_with_small_ones(kind: str, anyio_backend: str) -> None:
+    # larger than a pipe holds: written in part at once, the rest by the writer,
+    # and nothing sent meanwhile may land inside it
+    big = {"text": "z" * (300 * 1024), "n": -1}
+    async with open_near(kind, anyio_backend) as near:
+        with anyio.fail_after(20):
+            results: dict[int, Any] = {}
+
+            async def echo(i: int) -> None:
+                params = big if i % 3 == 0 else {"n": i}
+                results[i] = await near.peer.request("echo", params)
+
+            async with anyio.create_task_group() as tg:
+                for i in range(30):
+                    tg.start_soon(echo, i)
+            assert results == {i: big if i % 3 == 0 else {"n": i} for i in range(30)}
 
 
 async def test_cancel_request_reaches_the_handler(kind: str, anyio_backend: str) -> None:

@@ -37,16 +37,6 @@ from wireproto.transports.websocket import (
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 KINDS = ["memory", "stdio", "subprocess", "websocket"]
-WEBSOCKET_ON_TRIO = importlib.util.find_spec("websockets.trio") is not None
-"""Whether the installed websockets ships its trio implementation (see the README)."""
-
-
-def skip_unsupported(kind: str, backend: str) -> None:
-    """Skip WebSocket on trio where websockets has no trio implementation (Python 3.10)."""
-    if kind == "websocket" and backend == "trio" and not WEBSOCKET_ON_TRIO:
-        pytest.skip("this websockets release has no trio implementation (README: Transports)")
-
-
 def _load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(f"wireproto_tests_{name}", HELPERS / f"{name}.py")
     assert spec is not None and spec.loader is not None
@@ -78,7 +68,6 @@ class Case:
 async def _open_case(
     kind: str, *, backend: str, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
 ) -> AsyncIterator[Case]:
-    skip_unsupported(kind, backend)
     if kind == "memory":
         ours, theirs = memory_pair()
 

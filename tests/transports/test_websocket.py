@@ -6,6 +6,7 @@ import sys
 
 import anyio
 import pytest
+import websockets.exceptions
 
 from wireproto.errors import ConnectionClosed
 from wireproto.transports.websocket import (
@@ -120,18 +121,44 @@ async def test_one_text_frame_per_message_without_newline() -> None:
     assert received == [b'{"from":"raw"}']
 
 
-@pytest.mark.parametrize("anyio_backend", ["trio"])
-async def test_trio_without_websockets_trio_is_a_clear_error(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setitem(sys.modules, "websockets.trio", None)  # as on websockets < 16
+async def test_both_ends_send_large_messages_at_once() -> None:
+    # Each end sends more than the TCP buffers hold before it reads anything
+    # back: the reading side must keep reading while its writes are blocked
+    # (websockets.trio deadlocked here).
+    count, size = 6, 300_000
+    big = [b'"' + bytes([65 + n]) * size + b'"\n' for n in range(count)]
 
     async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
-        raise AssertionError("never served")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stream.send_many, big)
+            echoed = [await stream.receive() for _ in range(count)]
+        await stream.send(b"%d" % sum(len(message) for message in echoed))
 
-    with pytest.raises(RuntimeError, match=r"websockets\.trio"):
-        async with serve_websocket(handler):
-            pass
-    with pytest.raises(RuntimeError, match=r"websockets\.trio"):
-        async with connect_websocket("ws://127.0.0.1:9"):
-            pass
+    with anyio.fail_after(20):
+        async with serve_websocket(handler) as server, connect_websocket(server.url) as stream:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stream.send_many, big)
+                received = [await stream.receive() for _ in range(count)]
+            assert await stream.receive() == b"%d" % (count * (size + 2))
+    assert received == [message[:-1] for message in big]
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wireproto.transports import _wsconn
+
+    # The trio implementation does not need websockets.trio at all.
+    monkeypatch.setitem(sys.modules, "websockets.trio", None)
+    pings: list[bytes] = []
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        pings.append(await stream.receive())
+
+    async with serve_websocket(handler) as server:
+        async with _wsconn.connect(server.url, headers=None, max_bytes=1000) as conn:
+            with anyio.fail_after(5):
+                await conn.ping(b"are you there")  # returns when the pong came back
+                await conn.send(b"done")
+                with pytest.raises(websockets.exceptions.ConnectionClosedOK):
+                    await conn.recv()  # the handler returned: closed with 1000
+    assert pings == [b"done"]

@@ -14,14 +14,17 @@ room in the backlog                queued; the next free handler task takes
 otherwise                          answered ``overload_code`` at once
 =================================  ==========================================
 
-Each request runs in its own cancel scope, registered by id so that an
-inbound cancellation (:meth:`HandlerPool.cancel`) can cancel it; a request
-still in the backlog is removed instead. Every admitted request is answered
-exactly once: with its result, its :class:`~wireproto.errors.RpcError`,
-``-32602`` for params that do not decode, ``-32603`` (details only in the
-log) for any other exception, or ``-32800`` when it was cancelled without
-returning a result (not at all when the dialect says a cancelled request is
-never answered, e.g. MCP).
+Each request runs in its handler task's cancel scope, registered by id
+while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
+can cancel it; a request still in the backlog is removed instead. A task
+keeps its scope from one request to the next (entering a scope costs more
+than the rest of a cheap request) until a request is cancelled; it then
+answers that request outside the spent scope and goes on in a new one.
+Every admitted request is answered exactly once: with its result, its
+:class:`~wireproto.errors.RpcError`, ``-32602`` for params that do not
+decode, ``-32603`` (details only in the log) for any other exception, or
+``-32800`` when it was cancelled without returning a result (not at all when
+the dialect says a cancelled request is never answered, e.g. MCP).
 
 Closing (:meth:`HandlerPool.close`) cancels every running request and makes
 the requests of the backlog, and any admitted later, answer ``-32800``
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import anyio
@@ -44,6 +47,7 @@ from msgspec import UNSET
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
 from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request
+from wireproto.rpc._waiter import Waiter
 from wireproto.rpc._writer import Item, Writer
 from wireproto.rpc.router import Reply, Route
 
@@ -57,8 +61,8 @@ class _Idle:
 
     __slots__ = ("event", "job")
 
-    def __init__(self) -> None:
-        self.event = anyio.Event()
+    def __init__(self, event: Waiter) -> None:
+        self.event = event
         self.job: tuple[Request, Route] | None = None
 
 
@@ -102,9 +106,10 @@ class HandlerPool:
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
 
-    def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Run handler tasks in ``tg`` from now on."""
+    def start(self, tg: anyio.abc.TaskGroup, waiter: Callable[[], Waiter]) -> None:
+        """Run handler tasks in ``tg`` from now on, parking them with ``waiter``s."""
         self._tg = tg
+        self._new_waiter = waiter
 
     @property
     def running(self) -> int:
@@ -185,69 +190,83 @@ class HandlerPool:
     async def _serve(self, msg: Request, route: Route) -> None:
         # Counted in _active while handling; parked in _idle between requests
         # (a handler task lives until the peer closes; at most max_concurrency).
-        idle: _Idle | None = None
+        # One cancel scope serves every request the task handles until one of
+        # them is cancelled (a scope per request would cost more than the rest
+        # of a cheap request); the task then answers it and starts a new scope.
+        job = (msg, route)
         try:
             while True:
-                await self._handle(msg, route)
-                if self._backlog:
-                    msg, route = self._backlog.popleft()
-                    continue
-                self._handler_done()
-                idle = _Idle()
-                self._idle.append(idle)
-                await idle.event.wait()
-                assert idle.job is not None
-                msg, route = idle.job
-                idle = None
+                scope = anyio.CancelScope()
+                answer: Item | None = None
+                with scope:
+                    while True:
+                        answer = None
+                        answer = await self._handle(job[0], job[1], scope)
+                        if scope.cancel_called:  # returned in spite of the cancellation
+                            break
+                        if answer is not None:
+                            await self._send_quiet(answer)
+                        job = await self._next_job()
+                if answer is None:  # interrupted: answered like a cancelled request
+                    answer = self._cancelled_answer(job[0].id)
+                if answer is not None:
+                    await self._send_quiet(answer)
+                job = await self._next_job()
         finally:
-            if idle is None or idle.job is not None:  # (handed a request while cancelled)
-                self._handler_done()
-            else:
-                self._idle.remove(idle)
+            self._handler_done()
 
-    async def _handle(self, msg: Request, route: Route) -> None:
+    async def _next_job(self) -> tuple[Request, Route]:
+        """The oldest request of the backlog, or the next one admitted (parked till then)."""
+        if self._backlog:
+            return self._backlog.popleft()
+        self._handler_done()
+        idle = _Idle(self._new_waiter())
+        self._idle.append(idle)
+        try:
+            await idle.event.wait()
+        finally:
+            if idle.job is None:  # cancelled while parked: leave as an active task would
+                self._idle.remove(idle)
+                self._active += 1
+        assert idle.job is not None
+        return idle.job
+
+    async def _handle(self, msg: Request, route: Route, scope: anyio.CancelScope) -> Item | None:
+        """Run one request's handler in ``scope``; return its answer.
+
+        ``None`` only for a request that must not be answered. A handler
+        interrupted by a cancellation of ``scope`` raises it.
+        """
         if self._closing:  # admitted before the close: answered, never run
-            await self._reply_cancelled(msg.id)
-            return
-        scope = anyio.CancelScope()
+            return self._cancelled_answer(msg.id, closing=True)
         key: Hashable = (type(msg.id), msg.id)
         if msg.id is None or key in self._running:
-            key = scope  # not cancellable by id, but still by close()
+            key = object()  # not cancellable by id, but still by close()
         self._running[key] = scope
-        result: Any = UNSET
         try:
-            with scope:
-                params = self._decoder.decode_params(
-                    msg.method, msg.params, route.params_type, route.decode
-                )
-                result = await route.handler(params)
+            params = self._decoder.decode_params(
+                msg.method, msg.params, route.params_type, route.decode
+            )
+            result = await route.handler(params)
         except InvalidMessage as exc:
-            await self.reply_error(msg.id, exc.code, exc.message, exc.data)
-            return
+            return self._error(msg.id, exc.code, exc.message, exc.data)
         except RpcError as exc:
             data = UNSET if exc.data is None else exc.data
-            await self.reply_error(msg.id, exc.code, exc.message, data)
-            return
+            return self._error(msg.id, exc.code, exc.message, data)
         except Exception:
             log.exception("%s: handler for %s failed", self.name, msg.method)
-            await self.reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
-            return
+            return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
         finally:
             del self._running[key]
-        if scope.cancelled_caught and result is UNSET:
-            if self._dialect.answer_cancelled or self._closing:
-                await self._reply_cancelled(msg.id)
-            return
         then: Sequence[tuple[str, Any]] = ()
         if type(result) is Reply:
             result, then = result.result, result.then
         try:
-            data = self._encoder.response(msg.id, None if result is UNSET else result)
+            data = self._encoder.response(msg.id, result)
         except (TypeError, ValueError):
             log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
-            await self.reply_error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
-            return
-        await self._send_quiet(self._follow_ups(data, then) if then else data)
+            return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
+        return self._follow_ups(data, then) if then else data
 
     def _follow_ups(self, response: bytes, then: Sequence[tuple[str, Any]]) -> list[bytes]:
         """The response and the encoded notifications of a :class:`Reply` (one queue item)."""
@@ -265,12 +284,23 @@ class HandlerPool:
         self, id: Id | None, code: int, message: str, data: Any = UNSET
     ) -> None:
         """Queue an error answer; dropped (logged) when the connection is closed."""
+        await self._send_quiet(self._error(id, code, message, data))
+
+    def _error(self, id: Id | None, code: int, message: str, data: Any = UNSET) -> bytes:
         try:
-            out = self._encoder.error(id, code, message, data)
+            return self._encoder.error(id, code, message, data)
         except (TypeError, ValueError):
             log.exception("%s: error data for request %r cannot be encoded", self.name, id)
-            out = self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
-        await self._send_quiet(out)
+            return self._encoder.error(id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
+
+    def _cancelled_answer(self, id: Id | None, *, closing: bool = False) -> bytes | None:
+        """``-32800`` for a cancelled request, or ``None`` if the dialect never answers it.
+
+        A request cancelled by closing the peer is always answered.
+        """
+        if self._dialect.answer_cancelled or closing or self._closing:
+            return self._error(id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+        return None
 
     async def _reply_cancelled(self, id: Id | None) -> None:
         await self.reply_error(id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")

@@ -42,6 +42,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from wireproto.errors import ConnectionClosed
+from wireproto.rpc._waiter import Waiter
 
 __all__ = [
     "BATCH",
@@ -121,7 +122,7 @@ class Writer:
         self._items: deque[Item] = deque()
         self._direct = stream if isinstance(stream, SupportsTrySend) else None
         self._idle = False  # the task waits for work: a direct write cannot overtake it
-        self._wake: anyio.Event | None = None  # set to wake the idle task
+        self._wake: Waiter | None = None  # set to wake the idle task
         self._room: anyio.Event | None = None  # set when a full queue has room again
         self._waiting = 0  # producers waiting for room
         self._closed = False
@@ -129,8 +130,9 @@ class Writer:
         self._streak = 0
         self._started = False
 
-    def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Start writing in ``tg`` (needs a running event loop)."""
+    def start(self, tg: anyio.abc.TaskGroup, waiter: Callable[[], Waiter]) -> None:
+        """Start writing in ``tg``, parking the task with ``waiter``s (needs a running loop)."""
+        self._new_waiter = waiter
         self._done = anyio.Event()
         self._started = True
         tg.start_soon(self._run)
@@ -270,7 +272,7 @@ class Writer:
                     if self._closed:
                         return
                     self._idle = True
-                    self._wake = wake = anyio.Event()
+                    self._wake = wake = self._new_waiter()
                     try:
                         await wake.wait()
                     finally:

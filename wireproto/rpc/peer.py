@@ -17,12 +17,17 @@ handler tasks on demand:
   resumed before the notifications that preceded its response on the wire
   were handled. (A request made *by* a notification handler is the exception:
   its response is delivered at once, or the handler would wait for itself.);
-* the **writer** (:class:`~wireproto.rpc._writer.Writer`) is the only task
-  that writes. Producers encode their message and put the bytes on a bounded
-  queue (waiting when it is full); the writer coalesces whatever is queued
-  into one transport write when the stream supports ``send_many``. A handler
-  returning a :class:`~.router.Reply` puts its response and follow-up
-  notifications on the queue as *one* item, so they are written back to back.
+* the **writer** (:class:`~wireproto.rpc._writer.Writer`) owns the output.
+  Producers encode their message and put the bytes on a bounded queue
+  (waiting when it is full); the writer task coalesces whatever is queued
+  into one transport write when the stream supports ``send_many``. A request
+  or an answer finding the writer idle and the queue empty is written at
+  once by its producer when the stream can take it without waiting (a pipe
+  with room): a round trip then costs no extra task switch. Notifications
+  are queued without a yield per message, so a burst leaves in a few writes.
+  A handler returning a :class:`~.router.Reply` puts its response and
+  follow-up notifications on the queue as *one* item, so they are written
+  back to back.
 
 Closing (leaving the ``async with``): the reader and the inbox stop, pending
 outgoing requests fail with :class:`~wireproto.errors.ConnectionClosed`
@@ -67,6 +72,7 @@ from wireproto.jsonrpc.codec import (
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
+from wireproto.rpc._waiter import Waiter, waiter_factory
 from wireproto.rpc._writer import STREAM_GONE, SupportsSendMany, Writer
 from wireproto.rpc.router import Router
 
@@ -121,12 +127,13 @@ class _Pending:
         self,
         method: str,
         ordered: bool,
+        event: Waiter,
         on_response: Callable[[IncomingResponse], None] | None = None,
     ) -> None:
         self.method = method
         self.ordered = ordered  # wait for earlier notifications before resolving
         self.on_response = on_response
-        self.event = anyio.Event()
+        self.event = event
         self.queued = False  # its response waits in the inbox behind notifications
         self.response: IncomingResponse | BaseException | None = None
 
@@ -223,13 +230,14 @@ class Peer:
         if self._tg is not None:
             raise LocalProtocolError("a Peer can be started only once")
         self._receive_scope = anyio.CancelScope()  # needs a running event loop
+        self._waiter = waiter_factory()
         in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
         self._inbox, self._inbox_recv = in_send, in_recv
         self._inbox_slots = anyio.Semaphore(self._inbox_size)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
-        self._writer.start(self._tg)
-        self._handlers.start(self._tg)
+        self._writer.start(self._tg, self._waiter)
+        self._handlers.start(self._tg, self._waiter)
         self._tg.start_soon(self._receive, in_recv)
         return self
 
@@ -325,6 +333,10 @@ class Peer:
     async def notify(self, method: str, params: Any = UNSET) -> None:
         """Send a notification; waits while the outgoing queue is full.
 
+        Notifications are queued without a yield to the event loop per call
+        (so a burst is written in a few large writes); a producer still
+        yields once every :data:`~wireproto.rpc._writer.YIELD_EVERY` calls.
+
         Raises:
             ConnectionClosed: the connection is closed.
             LocalProtocolError: the peer is not running.
@@ -388,7 +400,7 @@ class Peer:
         # A request made by a notification handler cannot wait for that
         # handler to finish: its response is delivered as soon as it arrives.
         ordered = not self._inbox_handling or anyio.get_current_task().id != self._inbox_task
-        slot = self._pending[key] = _Pending(method, ordered, on_response)
+        slot = self._pending[key] = _Pending(method, ordered, self._waiter(), on_response)
         sent = False
         try:
             await self._writer.send_soon(

@@ -122,11 +122,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                 self._streak += 1
                 if self._streak >= YIELD_EVERY:
                     # let the consumers of the messages handed out so far run
-                    # (and answer) before the rest of a large read is handled
+                    # (and answer) before the rest of a large read is handled;
+                    # also where a cancellation of the consumer is delivered
                     self._streak = 0
                     await anyio.lowlevel.checkpoint()
-                else:
-                    await anyio.lowlevel.checkpoint_if_cancelled()
                 return msg
             if self._eof:
                 await anyio.lowlevel.checkpoint()

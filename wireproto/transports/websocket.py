@@ -10,9 +10,10 @@ returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
 
 Compression is off: deflating JSON costs more than it saves on loopback.
 The implementation follows the running event loop, chosen from the table
-:data:`_BACKENDS`: ``websockets.asyncio`` on asyncio and ``websockets.trio``
-on trio (shipped by recent websockets releases, e.g. 17.x, which need
-Python >= 3.11; without it, using WebSocket on trio raises ``RuntimeError``).
+:data:`_BACKENDS`: ``websockets.asyncio`` on asyncio, and on trio the small
+connection of :mod:`wireproto.transports._wsconn`, which pumps websockets'
+sans-I/O protocol over anyio TCP streams (``websockets.trio`` deadlocks when
+both ends send large messages at once: its reader waits for the send lock).
 
 websockets exceptions become anyio ones in exactly one place,
 :meth:`WebSocketStream._convert`, chained with ``from``:
@@ -381,52 +382,25 @@ async def _asyncio_serve(
         yield next(iter(server.sockets)).getsockname()[1]
 
 
-def _require_trio_support() -> None:
-    try:
-        import websockets.trio  # noqa: F401
-    except ImportError as exc:  # websockets < 16, or Python 3.10
-        raise RuntimeError(
-            "WebSocket on trio needs a websockets release with websockets.trio"
-        ) from exc
-
-
 def _trio_connect(url: str, *, headers: Any, max_bytes: int) -> AbstractAsyncContextManager[Any]:
-    _require_trio_support()
-    from websockets.trio.client import connect
+    from wireproto.transports import _wsconn
 
-    return connect(url, additional_headers=headers, max_size=max_bytes, compression=None)
+    return _wsconn.connect(url, headers=headers, max_bytes=max_bytes)
 
 
-@asynccontextmanager
-async def _trio_serve(
+def _trio_serve(
     on_connection: Callable[[Any], Awaitable[None]],
     *,
     host: str,
     port: int,
     max_bytes: int,
     process_request: Any,
-) -> AsyncIterator[int]:
-    _require_trio_support()
-    from websockets.trio.server import serve
+) -> AbstractAsyncContextManager[int]:
+    from wireproto.transports import _wsconn
 
-    start = functools.partial(
-        serve, on_connection, port, host=host, max_size=max_bytes,
-        process_request=process_request, compression=None,
+    return _wsconn.serve(
+        on_connection, host=host, port=port, max_bytes=max_bytes, process_request=process_request
     )
-    # Entered and left by hand so that an exception from the body propagates
-    # as itself rather than inside an ExceptionGroup.
-    tg = anyio.create_task_group()
-    await tg.__aenter__()
-    try:
-        server = await tg.start(start)
-        try:
-            yield server.listeners[0].socket.getsockname()[1]
-        finally:
-            with anyio.CancelScope(shield=True):
-                await server.aclose()
-    finally:
-        tg.cancel_scope.cancel()
-        await tg.__aexit__(None, None, None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -438,6 +412,6 @@ class _Backend:
 
 _BACKENDS: dict[str, _Backend] = {
     "asyncio": _Backend(_asyncio_connect, _asyncio_serve, lambda conn: conn.close),
-    "trio": _Backend(_trio_connect, _trio_serve, lambda conn: conn.aclose),
+    "trio": _Backend(_trio_connect, _trio_serve, lambda conn: conn.close),
 }
-"""websockets implementation per event loop: connect, serve, how to close."""
+"""WebSocket implementation per event loop: connect, serve, how to close."""

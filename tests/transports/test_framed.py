@@ -1,0 +1,85 @@
+"""FramedStream.try_send: writing from the producer without waiting, partial writes."""
+
+from __future__ import annotations
+
+import os
+
+import anyio
+import pytest
+
+from wireproto.transports._framed import FramedStream
+from wireproto.transports.memory import memory_pair
+from wireproto.transports.stdio import FdReceiveStream, FdSendStream
+
+pytestmark = pytest.mark.anyio
+
+
+def _pipe_pair() -> tuple[FramedStream, FramedStream]:
+    """(writer, reader) framed over one OS pipe."""
+    r, w = os.pipe()
+    return FramedStream(None, FdSendStream(w)), FramedStream(FdReceiveStream(r), None)
+
+
+async def test_try_send_writes_at_once_when_the_pipe_has_room() -> None:
+    writer, reader = _pipe_pair()
+    async with writer, reader:
+        assert writer.try_send(b'{"a":1}\n')
+        assert writer.try_send(b'{"a":2}')  # the terminator is added when missing
+        assert not writer.needs_flush
+        assert [await reader.receive() for _ in range(2)] == [b'{"a":1}', b'{"a":2}']
+
+
+async def test_a_partial_write_is_kept_and_flushed_first() -> None:
+    writer, reader = _pipe_pair()
+    big = b'"' + b"x" * (256 * 1024) + b'"'  # more than a pipe holds
+    async with writer, reader:
+        assert writer.try_send(big)  # taken: part written, the rest kept
+        assert writer.needs_flush
+        assert not writer.try_send(b"1")  # nothing may overtake the kept rest
+        received: list[bytes] = []
+
+        async def read_two() -> None:
+            received.extend([await reader.receive(), await reader.receive()])
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_two)
+            await writer.send_many([])  # only flushes
+            assert not writer.needs_flush
+            await writer.send(b"2")
+        assert received == [big, b"2"]
+
+
+async def test_try_send_refuses_a_full_pipe_without_writing() -> None:
+    writer, reader = _pipe_pair()
+    async with writer, reader:
+        chunk = b'"' + b"y" * 1000 + b'"'  # under PIPE_BUF: written whole or not at all
+        sent = 0
+        while writer.try_send(chunk):
+            sent += 1
+        assert sent > 0
+        assert not writer.needs_flush  # refused, not half written
+        assert not writer.try_send(chunk)
+        assert [await reader.receive() for _ in range(sent)] == [chunk] * sent
+        assert writer.try_send(chunk)  # room again
+
+
+async def test_try_send_after_close_raises() -> None:
+    writer, reader = _pipe_pair()
+    async with reader:
+        await writer.aclose()
+        with pytest.raises(anyio.ClosedResourceError):
+            writer.try_send(b"1")
+
+
+async def test_try_send_without_a_non_blocking_writer_declines() -> None:
+    # no byte stream that can write without waiting: the caller must queue
+    assert not FramedStream(None, None).try_send(b"1")
+
+
+async def test_memory_stream_try_send_takes_whole_messages_while_there_is_room() -> None:
+    a, b = memory_pair(max_buffer=1)
+    async with a, b:
+        assert a.try_send(b"1\n")
+        assert not a.try_send(b"2\n")  # the buffer is full
+        assert not a.needs_flush
+        assert await b.receive() == b"1"
