@@ -2,11 +2,15 @@
 
 Usage::
 
-    python benchmarks/bench_codec.py            # ~1 minute on 2 cores
+    python benchmarks/bench_codec.py            # ~2 minutes on 2 cores
     python benchmarks/bench_codec.py --quick    # a few seconds, for smoke tests
     python benchmarks/bench_codec.py --json     # machine-readable results on stdout
 
-Every contender runs in its own Python process (``codec_*.py``). Decode inputs
+Every contender runs in its own Python process (``codec_*.py``), in rounds:
+each round runs every contender once, in turn, so a slow phase of a shared
+machine hits all of them alike. Ratios are computed within each round and
+the median over rounds is reported (times: the median of the rounds'
+medians). Decode inputs
 are the bytes the ACP SDK produces (its field order puts union tags last) and
 the bytes wireproto produces (tags first); every contender decodes both.
 Targets (medians, same run): decode >= 3x faster than the ACP SDK on every
@@ -27,6 +31,7 @@ from _common import (
     format_machine,
     geomean,
     machine_info,
+    median,
     run_contender,
     table,
     verdict,
@@ -62,34 +67,63 @@ CAVEATS = [
 
 
 def collect(args: argparse.Namespace) -> dict[str, Any]:
-    """Run every contender in its own process and return the raw results."""
+    """Run every contender in its own process, ``args.rounds`` times in turn."""
     inputs = {
         variant: run_contender(script, ["--emit"]) for variant, script in INPUT_SOURCES.items()
     }
     opts = ["--target", str(args.target), "--repeat", str(args.repeat)]
+    rounds: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "inputs.json"
         path.write_text(json.dumps(inputs), encoding="utf-8")
-        results = {}
-        for name, script in CONTENDERS.items():
-            if not args.quiet:
-                print(f"running {name} ...", file=sys.stderr)
-            results[name] = run_contender(script, [*opts, "--inputs", str(path)])
+        for r in range(args.rounds):
+            results = {}
+            for name, script in CONTENDERS.items():
+                if not args.quiet:
+                    print(f"round {r + 1}/{args.rounds}: {name} ...", file=sys.stderr)
+                results[name] = run_contender(script, [*opts, "--inputs", str(path)])
+            rounds.append(results)
     return {"inputs": {v: {c: len(t) for c, t in d.items()} for v, d in inputs.items()},
-            "contenders": results}
+            "contenders": _merge(rounds), "rounds": rounds}
+
+
+def _merge(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    """One result per contender: each median is the median of the rounds' medians."""
+    merged: dict[str, Any] = {}
+    for name, first in rounds[0].items():
+        results: dict[str, Any] = {}
+        for case, res in first["results"].items():
+            per_round = [r[name]["results"][case] for r in rounds]
+            results[case] = {
+                "kind": res["kind"], "bytes": res["bytes"],
+                "encode": {"median": median([p["encode"]["median"] for p in per_round])},
+                "decode": {
+                    v: {"median": median([p["decode"][v]["median"] for p in per_round])}
+                    for v in res["decode"]
+                },
+            }
+        merged[name] = {**{k: v for k, v in first.items() if k != "results"},
+                        "results": results}
+    return merged
+
+
+def _ratio(rounds: list[dict[str, Any]], pick: Any) -> float:
+    """The median over rounds of (the SDK's median / wireproto's median)."""
+    return median([pick(r[RIVAL]["results"]) / pick(r[BASE]["results"]) for r in rounds])
 
 
 def analyse(raw: dict[str, Any]) -> dict[str, Any]:
     """Ratios of the ACP SDK's medians to wireproto's, and the target verdicts."""
-    res = {name: c["results"] for name, c in raw["contenders"].items()}
-    base, rival = res[BASE], res[RIVAL]
+    rounds = raw["rounds"]
     decode: dict[str, dict[str, float]] = {}
     encode: dict[str, float] = {}
     for case in MESSAGES:
-        encode[case] = rival[case]["encode"]["median"] / base[case]["encode"]["median"]
+        encode[case] = _ratio(rounds, lambda r, case=case: r[case]["encode"]["median"])
         decode[case] = {
-            variant: rival[case]["decode"][variant]["median"] / m["median"]
-            for variant, m in base[case]["decode"].items()
+            variant: _ratio(
+                rounds, lambda r, case=case, v=variant: r[case]["decode"][v]["median"]
+            )
+            for variant in INPUT_SOURCES
         }
     all_decode = [r for per in decode.values() for r in per.values()]
     per_variant_geo = {
@@ -157,22 +191,26 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="tiny run for smoke tests")
     ap.add_argument("--target", type=float, default=None, help="seconds per sample")
     ap.add_argument("--repeat", type=int, default=None, help="samples per measurement")
+    ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
     args = ap.parse_args()
-    args.target = args.target or (0.002 if args.quick else 0.1)
-    args.repeat = args.repeat or (2 if args.quick else 7)
+    args.target = args.target or (0.002 if args.quick else 0.05)
+    args.repeat = args.repeat or (2 if args.quick else 5)
+    args.rounds = args.rounds or (1 if args.quick else 3)
     args.quiet = args.json
     info = machine_info()
     if not args.json:
         print("caveats:")
         print("\n".join(f"  - {c}" for c in CAVEATS))
         print(format_machine(info))
-        print(f"samples: {args.repeat} per measurement, ~{args.target}s each\n")
+        print(f"samples: {args.rounds} rounds x {args.repeat} per measurement, "
+              f"~{args.target}s each\n")
         sys.stdout.flush()
     raw = collect(args)
     analysis = analyse(raw)
     if args.json:
         json.dump({"benchmark": "codec", "machine": info, "caveats": CAVEATS,
-                   "settings": {"target_s": args.target, "repeat": args.repeat},
+                   "settings": {"target_s": args.target, "repeat": args.repeat,
+                                "rounds": args.rounds},
                    **raw, **analysis}, sys.stdout, indent=1)
         print()
     else:
