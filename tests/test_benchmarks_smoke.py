@@ -65,6 +65,23 @@ def test_bench_codec_json_shape() -> None:
 
 
 @pytest.mark.timeout(120)
+def test_codec_ceiling_json_shape() -> None:
+    out = run_json("codec_ceiling.py")
+    assert out["benchmark"] == "codec_ceiling"
+    check_machine(out["machine"])
+    assert set(out["results"]) == {"sdk_bytes", "wireproto_bytes"}
+    for per_case in out["results"].values():
+        assert set(per_case) == MESSAGES
+        for res in per_case.values():
+            assert set(res["median_s"]) == {
+                "acp_sdk", "sdk_json_loads", "wireproto", "msgspec_builtins", "msgspec_one_call",
+            }
+            assert all(positive(t) for t in res["median_s"].values())
+            assert positive(res["sdk_over_wireproto"])
+            assert positive(res["sdk_over_msgspec_one_call"])
+
+
+@pytest.mark.timeout(120)
 def test_bench_peer_json_shape() -> None:
     out = run_json("bench_peer.py")
     assert out["benchmark"] == "peer"

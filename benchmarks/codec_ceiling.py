@@ -1,0 +1,129 @@
+"""Where the codec's decode time goes, and how fast msgspec could go at all.
+
+Usage::
+
+    python benchmarks/codec_ceiling.py [--json] [--rounds N] [--quick]
+
+For each message of the codec benchmark, on the ACP SDK's bytes (union tags
+last) and on wireproto's (tags first), this times in ONE process, in
+interleaved rounds (ratios per round, medians over rounds):
+
+* ``acp_sdk``: the SDK's decode (``json.loads`` + ``model_validate``);
+* ``sdk_json_loads``: only its ``json.loads``;
+* ``wireproto``: the peer's decode path (``codec_wireproto.py``);
+* ``msgspec_builtins``: ``msgspec.json.decode`` to dicts, no validation;
+* ``msgspec_one_call``: the best case for msgspec typed decoding: one
+  ``Decoder.decode`` call straight into an envelope Struct whose params /
+  result field has the message's type (no classification, no dispatch, no
+  Python around it).
+
+The last column is the SDK's time divided by ``msgspec_one_call``'s: the
+highest decode ratio any msgspec-based codec could show for that message.
+Not a test: no timing is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+import codec_acp_sdk as sdk
+import codec_wireproto as ours
+import msgspec
+from _common import calibrate, format_machine, geomean, machine_info, median, table
+from _messages import KINDS, MESSAGES
+from msgspec import UNSET, UnsetType
+
+from wireproto.adapters.acp.codec import dec_hook
+
+
+def _one_call_decoder(case: str) -> msgspec.json.Decoder[Any]:
+    message = MESSAGES[case]
+    if KINDS[case] == "response":
+        fields: list[Any] = [("jsonrpc", Literal["2.0"]), ("id", int | str),
+                             ("result", ours.RESULT)]
+        return msgspec.json.Decoder(msgspec.defstruct("Resp", fields), dec_hook=dec_hook)
+    fields = [("jsonrpc", Literal["2.0"]), ("method", str),
+              ("params", ours.PARAMS[message["method"]]), ("id", int | str | UnsetType, UNSET)]
+    return msgspec.json.Decoder(msgspec.defstruct("Call", fields), dec_hook=dec_hook)
+
+
+def _sdk_loads(line: bytes) -> Any:
+    return json.loads(line.strip())
+
+
+def main() -> int:
+    """Entry point."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--rounds", type=int, default=9, help="interleaved rounds")
+    ap.add_argument("--target", type=float, default=0.02, help="seconds per sample")
+    ap.add_argument("--quick", action="store_true", help="tiny run for smoke tests")
+    args = ap.parse_args()
+    if args.quick:
+        args.rounds, args.target = 1, 0.001
+    inputs = {
+        "sdk_bytes": {c: sdk.encode(sdk.prepare(c, m))[:-1] for c, m in MESSAGES.items()},
+        "wireproto_bytes": {c: ours.ENCODER.encode(ours.prepare(c, m))[:-1]
+                            for c, m in MESSAGES.items()},
+    }
+    contenders: dict[str, Callable[[str], Callable[[bytes], Any]]] = {
+        "acp_sdk": lambda case: sdk.CONTENDER.decoders[case],
+        "sdk_json_loads": lambda case: _sdk_loads,
+        "wireproto": lambda case: ours.CONTENDER.decoders[case],
+        "msgspec_builtins": lambda case: msgspec.json.Decoder().decode,
+        "msgspec_one_call": lambda case: _one_call_decoder(case).decode,
+    }
+    results: dict[str, Any] = {}
+    for variant, lines in inputs.items():
+        for case, line in lines.items():
+            fns = {name: make(case) for name, make in contenders.items()}
+            for fn in fns.values():
+                fn(line)  # warm up, and fail loudly on any decode error
+            numbers = {
+                n: calibrate(lambda fn=fn, line=line: fn(line), args.target)
+                for n, fn in fns.items()
+            }
+            rounds: dict[str, list[float]] = {n: [] for n in fns}
+            for _ in range(args.rounds):
+                for name, fn in fns.items():
+                    number = numbers[name]
+                    t0 = time.perf_counter()
+                    for _ in range(number):
+                        fn(line)
+                    rounds[name].append((time.perf_counter() - t0) / number)
+            ceiling = median([a / b for a, b in zip(rounds["acp_sdk"], rounds["msgspec_one_call"],
+                                                     strict=True)])
+            got = median([a / b for a, b in zip(rounds["acp_sdk"], rounds["wireproto"],
+                                                strict=True)])
+            results.setdefault(variant, {})[case] = {
+                "median_s": {n: median(v) for n, v in rounds.items()},
+                "sdk_over_wireproto": got, "sdk_over_msgspec_one_call": ceiling,
+            }
+    if args.json:
+        json.dump({"benchmark": "codec_ceiling", "machine": machine_info(),
+                   "results": results}, sys.stdout, indent=1)
+        print()
+        return 0
+    print(format_machine(machine_info()))
+    names = list(contenders)
+    for variant, per_case in results.items():
+        rows = []
+        got = [r["sdk_over_wireproto"] for r in per_case.values()]
+        best = [r["sdk_over_msgspec_one_call"] for r in per_case.values()]
+        for (case, r), g, b in zip(per_case.items(), got, best, strict=True):
+            rows.append([case, *[f"{r['median_s'][n] * 1e6:.2f} us" for n in names],
+                         f"{g:.1f}x", f"{b:.1f}x"])
+        rows.append(["geometric mean", *[""] * len(names),
+                     f"{geomean(got):.1f}x", f"{geomean(best):.1f}x"])
+        print(f"\ndecode, input = {variant.replace('_', ' ')}")
+        print(table(["message", *names, "sdk/wireproto", "sdk/one_call"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
