@@ -97,7 +97,7 @@ class HandlerPool:
         self.backlog_size = backlog
         self.overload_code = overload_code
         self.name = name
-        # request id -> its scope; a null or duplicate id is keyed by the scope itself
+        # request id -> its task's scope; a null or duplicate id gets a key of its own
         self._running: dict[Hashable, anyio.CancelScope] = {}
         self._backlog: deque[tuple[Request, Route]] = deque()
         self._active = 0  # handler tasks busy with a request (backlog included)
@@ -224,10 +224,15 @@ class HandlerPool:
         self._idle.append(idle)
         try:
             await idle.event.wait()
-        finally:
+        except BaseException:
             if idle.job is None:  # cancelled while parked: leave as an active task would
                 self._idle.remove(idle)
                 self._active += 1
+            else:  # handed a request as the cancellation came: answer it, never wait
+                answer = self._cancelled_answer(idle.job[0].id, closing=True)
+                if answer is None or not self._writer.send_nowait(answer):
+                    log.debug("%s: answer to a request lost at shutdown dropped", self.name)
+            raise
         assert idle.job is not None
         return idle.job
 

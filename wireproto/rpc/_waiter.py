@@ -6,7 +6,10 @@ asyncio a :class:`Waiter` is a bare future of the running loop instead; on
 any other backend it is an :class:`anyio.Event`. :func:`waiter_factory`
 picks the kind once, while the event loop runs.
 
-A waiter is set once and waited on by at most one task, at most once.
+A waiter is set once and waited on by at most one task, at most once. The
+two kinds differ on a waiter that is already set: awaiting a done future
+neither yields nor checks for cancellation, while ``anyio.Event.wait`` does
+both; the peer never relies on either.
 """
 
 from __future__ import annotations

@@ -120,7 +120,9 @@ class Writer:
         self._on_broken = on_broken
         self.name = name
         self._items: deque[Item] = deque()
-        self._direct = stream if isinstance(stream, SupportsTrySend) else None
+        # direct writes need send_many too: it writes what a partial write left
+        direct = isinstance(stream, SupportsTrySend) and isinstance(stream, SupportsSendMany)
+        self._direct = cast(SupportsTrySend, stream) if direct else None
         self._idle = False  # the task waits for work: a direct write cannot overtake it
         self._wake: Waiter | None = None  # set to wake the idle task
         self._room: anyio.Event | None = None  # set when a full queue has room again
@@ -151,6 +153,16 @@ class Writer:
         if self._streak >= YIELD_EVERY:
             self._streak = 0
             await anyio.lowlevel.checkpoint()
+
+    def send_nowait(self, data: Item) -> bool:
+        """Queue ``data`` if there is room, never waiting; return whether it was taken.
+
+        For answers that must not wait (e.g. while the task is being cancelled).
+        """
+        try:
+            return self._put(data, False)
+        except ConnectionClosed:
+            return False
 
     async def send_soon(self, data: Item) -> None:
         """Write ``data`` at once when possible, else queue it; wait while full.

@@ -124,6 +124,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                     # let the consumers of the messages handed out so far run
                     # (and answer) before the rest of a large read is handled;
                     # also where a cancellation of the consumer is delivered
+                    # (a cancelled consumer may take up to YIELD_EVERY - 1
+                    # buffered messages before it notices)
                     self._streak = 0
                     await anyio.lowlevel.checkpoint()
                 return msg

@@ -130,6 +130,7 @@ async def open_subprocess(
         raise ValueError(f"unknown stderr mode {stderr!r}")
     child_in, our_in = os.pipe()
     our_out, child_out = os.pipe()
+    stdout, stdin = FdReceiveStream(our_out), FdSendStream(our_in)
     try:
         process = await anyio.open_process(
             list(cmd),
@@ -141,17 +142,16 @@ async def open_subprocess(
             start_new_session=start_new_session,
         )
     except BaseException:
-        for fd in (our_in, our_out):
-            os.close(fd)
+        with anyio.CancelScope(shield=True):
+            await stdout.aclose()
+            await stdin.aclose()
         raise
     finally:
         for fd in (child_in, child_out):
             os.close(fd)
     name = os.path.basename(cmd[0])
     log.debug("started %s (pid %d)", name, process.pid)
-    stream = SubprocessStream(
-        process, FdReceiveStream(our_out), FdSendStream(our_in), max_bytes=max_bytes
-    )
+    stream = SubprocessStream(process, stdout, stdin, max_bytes=max_bytes)
     # The task group is entered and left by hand so that an exception from
     # the body propagates as itself rather than inside an ExceptionGroup.
     tg = anyio.create_task_group()
