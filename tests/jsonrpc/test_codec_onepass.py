@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec import UNSET
 
 from wireproto.errors import InvalidMessage
@@ -378,3 +380,60 @@ def test_a_table_msgspec_cannot_serve_falls_back_to_two_passes(
     router.add("later", _handler, Point)
     msg = decoder.decode(_call("a", {"x": 1}, 2))  # logged once, never fatal
     assert isinstance(msg, Request) and isinstance(msg.params, msgspec.Raw)
+
+
+# ------------------------------------------------------- generated messages
+
+_scalars = (
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=10,
+)
+_shape = st.fixed_dictionaries(
+    {"kind": st.sampled_from(["circle", "square", "blob"])},
+    optional={"r": _json | st.floats(0, 9), "side": st.floats(0, 9), "label": _json},
+)
+_params = st.one_of(
+    _json,
+    st.fixed_dictionaries({"x": _json | st.integers()}, optional={"y": _json, "z": _json}),
+    st.fixed_dictionaries({"shapes": st.lists(_shape, max_size=3)}, optional={"title": _json}),
+    st.fixed_dictionaries({"color": _json | st.text(max_size=4)}, optional={"mode": _json}),
+)
+_ABSENT = object()
+
+
+@st.composite
+def _messages(draw: st.DrawFn) -> bytes:
+    members: list[tuple[str, Any]] = []
+    for key, values in (
+        ("jsonrpc", st.sampled_from(["2.0", "2.0", "1.0", None, _ABSENT])),
+        ("id", st.one_of(st.integers(), st.text(max_size=3), st.none(), st.booleans(),
+                         st.just(_ABSENT))),
+        ("method", st.sampled_from(["a", "opt", "draw", "any", "raw", "note", "paint",
+                                    "custom", "nope", _ABSENT])),
+        ("params", st.one_of(_params, st.just(_ABSENT))),
+    ):
+        value = draw(values)
+        if value is not _ABSENT:
+            members.append((key, value))
+    if draw(st.booleans()):
+        members.append(("extra", draw(_json)))
+    ordered = draw(st.permutations(members))
+    return json.dumps(dict(ordered)).encode()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@settings(max_examples=250, deadline=None)
+@given(data=_messages())
+def test_one_pass_ends_where_two_passes_end_on_generated_messages(
+    dialect: Dialect, data: bytes
+) -> None:
+    router = make_router()
+    assert receive(Decoder(dialect, router), router, data) == receive(
+        Decoder(dialect), router, data
+    )
