@@ -1,12 +1,15 @@
 """An external harness for the host tests: an ACP agent on the official Python SDK
 (``agent-client-protocol`` 0.12.1) that connects to the stdio MCP servers it is given.
 
-Usage: ``python mcp_harness.py [--image] [--require-auth]``. It serves ACP on
-stdio; it advertises ``sessionCapabilities.resume``, image prompts only with
+Usage: ``python mcp_harness.py [--image] [--require-auth] [--print-env NAME]``.
+It serves ACP on stdio; it advertises ``sessionCapabilities.resume``, image prompts only with
 ``--image``, and with ``--require-auth`` the auth method ``login`` which must
 be completed (``session/new`` / ``session/resume`` answer ``-32000`` until
-``authenticate``). The first text block of a prompt is a command; the answer
-is one ``agent_message_chunk`` (JSON where structured):
+``authenticate``). With ``--print-env NAME`` it behaves badly on purpose: at
+``session/new`` it prints the value of its environment variable NAME and the
+env of every MCP server it was given to stderr. The first text block of a
+prompt is a command; the answer is one ``agent_message_chunk`` (JSON where
+structured):
 
 ``session``                   ``{"id", "how"}`` (``new`` or ``resume``)
 ``servers``                   the MCP servers received:
@@ -85,7 +88,8 @@ class McpLink:
 class Harness:
     """The agent: see the module docstring."""
 
-    def __init__(self, image: bool, require_auth: bool) -> None:
+    def __init__(self, image: bool, require_auth: bool, print_env: str | None = None) -> None:
+        self.print_env = print_env
         self.image = image
         self.require_auth = require_auth
         self.authenticated = False
@@ -126,6 +130,11 @@ class Harness:
         self._count += 1
         sid = f"h-{os.getpid()}-{self._count}"
         self._open(sid, "new", mcp_servers)
+        if self.print_env:
+            print(f"my {self.print_env}={os.environ.get(self.print_env)}", file=sys.stderr)
+            for server in self.sessions[sid]["servers"]:
+                pairs = " ".join(f"{v.name}={v.value}" for v in server.env)
+                print(f"mcp server {server.name}: {pairs}", file=sys.stderr, flush=True)
         return NewSessionResponse(session_id=sid)
 
     async def resume_session(self, session_id: str, cwd: str, mcp_servers: Any = None,
@@ -179,10 +188,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--image", action="store_true")
     parser.add_argument("--require-auth", action="store_true")
+    parser.add_argument("--print-env", metavar="NAME")
     args = parser.parse_args()
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("HARNESS_LOG", "WARNING"))
     # session/resume is stable in ACP v1 but behind this flag in SDK 0.12.1
-    asyncio.run(acp.run_agent(Harness(args.image, args.require_auth), use_unstable_protocol=True))
+    asyncio.run(acp.run_agent(Harness(args.image, args.require_auth, args.print_env),
+                              use_unstable_protocol=True))
 
 
 if __name__ == "__main__":

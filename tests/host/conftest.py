@@ -42,6 +42,10 @@ command = {_toml_list([*HARNESS, "--image"])}
 [executors.harness_auth]
 command = {_toml_list([*HARNESS, "--require-auth"])}
 
+[executors.leaky]
+command = {_toml_list([*HARNESS, "--print-env", "LEAKY_KEY"])}
+env = {{ LEAKY_KEY = "sk-test-0123456789abcdef", SHORT = "1" }}
+
 [executors.plain]
 command = {_toml_list(HARNESS)}
 
@@ -52,6 +56,9 @@ command = {_toml_list(HARNESS)}
 inject_kiki_mcp = true
 
 [agent_executor_overrides.harness_auth.defaults]
+inject_kiki_mcp = true
+
+[agent_executor_overrides.leaky.defaults]
 inject_kiki_mcp = true
 
 [agent_executor_overrides.pi.defaults]

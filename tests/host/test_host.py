@@ -9,6 +9,7 @@ channel and bridge tests run on both backends, see ``test_bridge.py``).
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -19,11 +20,12 @@ import pytest
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.mcp import connect_mcp
 from wireproto.errors import InvalidArgument, LocalProtocolError, NotFound, RpcError
-from wireproto.host.channel import CREDENTIAL_INVALID
+from wireproto.host.channel import CREDENTIAL_INVALID, TOKEN_ENV
 from wireproto.host.config import ConfigError, HostConfig, parse_config
 from wireproto.host.host import DEFAULT_BRIDGE_COMMAND, Host
 from wireproto.host.policy import NativeTool
 from wireproto.host.store import AuthState
+from wireproto.transports.subprocess import stderr_log
 
 # each test starts several harness and bridge processes: room for a busy machine
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -298,3 +300,21 @@ async def test_a_wireproto_harness_needs_allow_client_stdio_mcp(
                 pass
         assert info.value.code == -32602
         assert not host.bindings
+
+
+async def test_secrets_handed_to_a_harness_never_reach_the_log(
+    host: Host, ask: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The "leaky" harness prints its executor's API key and the bridge
+    # credential it was given to stderr, which the host drains into its log.
+    caplog.set_level(logging.INFO, logger=stderr_log.name)
+    record = host.new_session("leaky", str(tmp_path))
+    async with host.bind(record.session_id) as binding:
+        assert binding.bridged
+        token = next(v.value for v in binding.mcp_servers[0].env if v.name == TOKEN_ENV)
+        assert await ask(binding, "tools") == {"kiki": PLAIN}  # the credential still works
+    lines = [r.getMessage() for r in caplog.records if r.name == stderr_log.name]
+    assert any(line.endswith("my LEAKY_KEY=[redacted]") for line in lines)
+    assert any(f"{TOKEN_ENV}=[redacted]" in line for line in lines)
+    assert token not in caplog.text
+    assert "sk-test-0123456789abcdef" not in caplog.text

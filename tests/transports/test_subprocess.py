@@ -45,6 +45,27 @@ async def test_stderr_is_drained_into_the_log(caplog: pytest.LogCaptureFixture) 
     assert lines[-1] == f"{label}: last log line"
 
 
+async def test_secrets_are_masked_in_logged_stderr(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    token, key = "tok-0123456789abcdef", "sk-live-0123456789"
+    leaky = (
+        "import os, sys\n"
+        "t, k = os.environ['T'], os.environ['K']\n"
+        "print('env:', t, 'and', k + t, file=sys.stderr)\n"
+        "print('tail without newline ' + k, end='', file=sys.stderr)\n"
+    )
+    env = {**os.environ, "T": token, "K": key}
+    async with open_subprocess(
+        [sys.executable, "-c", leaky], env=env, stderr="log", redact=[token, key, ""]
+    ) as stream:
+        await stream.wait()
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith(".stderr")]
+    assert len(lines) == 2
+    assert lines[0].endswith("env: [redacted] and [redacted][redacted]")
+    assert lines[1].endswith("tail without newline [redacted]")
+    assert token not in caplog.text and key not in caplog.text
+
+
 async def test_stderr_inherit(capfd: pytest.CaptureFixture[str]) -> None:
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('to inherited stderr\\n')"]
     async with open_subprocess(cmd) as stream:

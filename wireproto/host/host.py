@@ -29,7 +29,7 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -295,6 +295,7 @@ class Host:
             async with connect_acp(
                 policy.executor.command, env=env, cwd=record.cwd, stderr=stderr,
                 on_update=on_update, on_permission=on_permission,
+                redact=_secrets(binding, policy.executor.env),
             ) as client:
                 await binding._start(client, record.harness_sessions.get(agent))
                 yield binding
@@ -352,3 +353,16 @@ class Host:
             log.exception("native tool %s failed", tool.name)
             return m.text_result(f"tool {name} failed", is_error=True)
         return m.text_result(result) if isinstance(result, str) else result
+
+
+SECRET_MIN_LENGTH = 8
+"""Executor environment values at least this long are masked in a harness's log."""
+
+
+def _secrets(binding: Binding, executor_env: Mapping[str, str]) -> list[str]:
+    """What a harness's logged stderr must never show: the bridge credential
+    it was given, and the executor's environment values long enough to be
+    keys or tokens (short ones such as ``1`` would garble every line)."""
+    found = [v.value for server in binding.mcp_servers for v in server.env]
+    found += [v for v in executor_env.values() if len(v) >= SECRET_MIN_LENGTH]
+    return found

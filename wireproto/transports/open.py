@@ -7,7 +7,7 @@ transport modules imported only when used.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Literal
 
@@ -29,13 +29,15 @@ async def open_stream(
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     start_new_session: bool = False,
+    redact: Collection[str] = (),
 ) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
     """Yield a message stream to ``cmd`` (spawned) or to ``url`` (WebSocket).
 
     Args:
         cmd: the program and its arguments; talks over its stdin/stdout.
         url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
-        env / cwd / stderr / start_new_session: for a spawned command.
+        env / cwd / stderr / start_new_session / redact: for a spawned
+            command (see :func:`~wireproto.transports.subprocess.open_subprocess`).
         max_bytes: the largest accepted inbound message.
 
     Raises:
@@ -50,7 +52,7 @@ async def open_stream(
 
         async with open_subprocess(
             cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes,
-            start_new_session=start_new_session,
+            start_new_session=start_new_session, redact=redact,
         ) as child:
             yield child
     else:

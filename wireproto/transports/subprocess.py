@@ -12,7 +12,9 @@ straight from the producer when the pipe has room, and on asyncio the read
 side stays registered with the event loop.
 The child's stderr is never an unread pipe (a full one blocks the child):
 it is either inherited, or drained line by line into :mod:`logging` by a task
-owned by the context manager.
+owned by the context manager. Secrets the caller handed the child (``redact``:
+tokens, API keys in its environment) are masked in those log lines, so a
+child that prints its environment does not put them in our log.
 
 Closing the stream (``aclose``) closes the child's stdin only: its stdout
 stays open so that a child flushing its last messages on EOF does not die of
@@ -33,7 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Literal
 
@@ -54,6 +56,8 @@ StderrMode = Literal["inherit", "log"]
 """``"inherit"``: the child writes to our stderr; ``"log"``: lines go to :data:`stderr_log`."""
 
 _STDERR_LINE_LIMIT = 64 * 1024  # a longer stderr line is logged in pieces
+REDACTED = "[redacted]"
+"""What replaces a secret in a logged stderr line."""
 
 
 class SubprocessStream(FramedStream):
@@ -106,6 +110,7 @@ async def open_subprocess(
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     shutdown_timeout: float = 5.0,
     start_new_session: bool = False,
+    redact: Collection[str] = (),
 ) -> AsyncIterator[SubprocessStream]:
     """Start ``cmd`` and talk to it over its stdin/stdout.
 
@@ -118,6 +123,8 @@ async def open_subprocess(
         shutdown_timeout: seconds each step of the shutdown ladder waits.
         start_new_session: run the child in its own session, so a terminal's
             Ctrl-C (SIGINT to our process group) does not reach it.
+        redact: secrets masked (as ``[redacted]``) in the stderr lines logged
+            with ``stderr="log"``; empty strings are ignored.
 
     Yields:
         the stream, also giving the child's ``pid`` and ``returncode``.
@@ -158,7 +165,10 @@ async def open_subprocess(
     await tg.__aenter__()
     drained = anyio.Event()
     if process.stderr is not None:
-        tg.start_soon(_drain_stderr, process.stderr, f"{name}[{process.pid}]", drained)
+        secrets = tuple(sorted({x for x in redact if x}, key=len, reverse=True))
+        tg.start_soon(
+            _drain_stderr, process.stderr, f"{name}[{process.pid}]", drained, secrets
+        )
     else:
         drained.set()
     try:
@@ -211,7 +221,10 @@ async def _discard(source: anyio.abc.ByteReceiveStream) -> None:
 
 
 async def _drain_stderr(
-    source: anyio.abc.ByteReceiveStream, label: str, done: anyio.Event
+    source: anyio.abc.ByteReceiveStream,
+    label: str,
+    done: anyio.Event,
+    secrets: tuple[str, ...] = (),
 ) -> None:
     """Log every line the child writes to stderr until it closes the pipe."""
     pending = b""
@@ -220,17 +233,20 @@ async def _drain_stderr(
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
             for line in lines:
-                _log_stderr(label, line)
+                _log_stderr(label, line, secrets)
             if len(pending) > _STDERR_LINE_LIMIT:
-                _log_stderr(label, pending)
+                _log_stderr(label, pending, secrets)
                 pending = b""
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         pass
     finally:
         if pending:
-            _log_stderr(label, pending)
+            _log_stderr(label, pending, secrets)
         done.set()
 
 
-def _log_stderr(label: str, line: bytes) -> None:
-    stderr_log.info("%s: %s", label, line.rstrip(b"\r").decode("utf-8", "replace"))
+def _log_stderr(label: str, line: bytes, secrets: tuple[str, ...]) -> None:
+    text = line.rstrip(b"\r").decode("utf-8", "replace")
+    for secret in secrets:  # longest first: a secret containing another goes whole
+        text = text.replace(secret, REDACTED)
+    stderr_log.info("%s: %s", label, text)

@@ -8,7 +8,7 @@ sends ``initialize`` before yielding the connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
@@ -42,6 +42,7 @@ async def connect_acp(
     compaction: bool = False,
     boolean_options: bool = False,
     update_buffer: int = 256,
+    redact: Collection[str] = (),
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -59,6 +60,8 @@ async def connect_acp(
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
         client_info ... update_buffer: see :class:`ClientConnection`.
+        redact: secrets handed to a spawned agent (tokens, keys in ``env``),
+            masked in its logged stderr lines.
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a
@@ -77,7 +80,7 @@ async def connect_acp(
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes,
+                max_bytes=max_bytes, redact=redact,
             )
         )
         client = ClientConnection(
