@@ -18,6 +18,7 @@ so a generated prompt can never wait for the client.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +156,7 @@ def _check(lines: list[bytes], answers: list[dict[str, Any]], versions: tuple[An
 
 
 _SETTINGS = settings(
-    max_examples=100, deadline=None,
+    max_examples=int(os.environ.get("FUZZ_EXAMPLES", "100")), deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 
