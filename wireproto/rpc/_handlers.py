@@ -131,7 +131,7 @@ class HandlerPool:
                 self._dialect.method_not_found.format(method=msg.method),
             )
         elif self._closing:
-            await self._reply_cancelled(msg.id)
+            await self._reply_cancelled(msg.id, closing=True)
         elif self._active < self.max_concurrency:
             self._active += 1
             if self._idle:  # reuse a parked handler task: far cheaper than a new one
@@ -161,8 +161,7 @@ class HandlerPool:
         for i, (req, _) in enumerate(self._backlog):
             if req.id == rid and type(req.id) is type(rid):
                 del self._backlog[i]
-                if self._dialect.answer_cancelled:
-                    await self._reply_cancelled(rid)
+                await self._reply_cancelled(rid)
                 return True
         return False
 
@@ -307,8 +306,10 @@ class HandlerPool:
             return self._error(id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
         return None
 
-    async def _reply_cancelled(self, id: Id | None) -> None:
-        await self.reply_error(id, ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+    async def _reply_cancelled(self, id: Id | None, *, closing: bool = False) -> None:
+        answer = self._cancelled_answer(id, closing=closing)
+        if answer is not None:
+            await self._send_quiet(answer)
 
     async def _send_quiet(self, data: Item) -> None:
         # answers end a handler (or come from the reader, which reads on)

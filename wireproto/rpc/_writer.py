@@ -12,8 +12,8 @@ notifications) is written back to back, nothing in between.
 Two ways in, by what the message needs:
 
 * :meth:`Writer.send_soon` (requests, answers: a round trip waits for them).
-  When the writer task is idle and nothing is queued, the message is written
-  at once by the producer itself if the stream can take it without waiting
+  When the writer task is idle and nothing is queued, a single message (not a
+  list item) is written at once by the producer itself if the stream can take it without waiting
   (:class:`SupportsTrySend`, e.g. a pipe with room): no task switch, no
   event-loop iteration before the bytes leave. Otherwise it is queued.
 * :meth:`Writer.send` (notifications: they come in bursts). The message is
@@ -184,8 +184,9 @@ class Writer:
         if self._closed:
             raise ConnectionClosed("connection closed") from self._cause
         items = self._items
+        # (a list item, a reply and its follow-ups, always goes through the queue)
         if direct and self._idle and not items and self._direct is not None:
-            if self._write_now(self._direct, data):
+            if type(data) is bytes and self._write_now(self._direct, data):
                 return True
         if len(items) >= self._size:
             return False
@@ -193,26 +194,16 @@ class Writer:
         self._kick()
         return True
 
-    def _write_now(self, stream: SupportsTrySend, data: Item) -> bool:
+    def _write_now(self, stream: SupportsTrySend, data: bytes) -> bool:
         try:
-            if type(data) is bytes:
-                taken = stream.try_send(data)
-            else:
-                taken = False
-                for i, part in enumerate(cast(list[bytes], data)):
-                    if not stream.try_send(part):
-                        if i:  # the rest goes through the queue, still next in line
-                            self._items.append(cast(list[bytes], data)[i:])
-                            self._kick()
-                        return i > 0
-                    taken = True
-            if taken and stream.needs_flush:
-                self._items.append(_FLUSH)
-                self._kick()
-            return taken
+            taken = stream.try_send(data)
         except STREAM_GONE as exc:
             self._fail(exc)
             raise ConnectionClosed("connection closed") from exc
+        if taken and stream.needs_flush:
+            self._items.append(_FLUSH)
+            self._kick()
+        return taken
 
     def _kick(self) -> None:
         wake = self._wake
