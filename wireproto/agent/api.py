@@ -377,6 +377,11 @@ class Agent:
             ``set_plan_mode`` is refused).
         require_auth: sessions can be used only after :meth:`authenticate`
             succeeded on the connection.
+        error_details: when :meth:`prompt` raises an exception that is not an
+            :class:`~wireproto.errors.AgentError`, the client's error answer
+            carries its type and message (never the traceback) as ``data``;
+            set ``False`` to send only ``Internal error``. The traceback is
+            logged either way, with the session and turn.
     """
 
     info: ClassVar[AgentInfo] = AgentInfo(name="wireproto-agent", version="0.1.0")
@@ -387,6 +392,7 @@ class Agent:
     hook_events: ClassVar[Sequence[str]] = ()
     supports_delete: ClassVar[bool] = True
     supports_plan_mode: ClassVar[bool] = True
+    error_details: ClassVar[bool] = True
 
     require_auth: bool = False
 

@@ -218,10 +218,15 @@ class Notice(msgspec.Struct, tag="notice", frozen=True, omit_defaults=True):
     description: str | None = None
 
 
-class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True):
-    """A turn finished with ``stop_reason``."""
+class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True, omit_defaults=True):
+    """A turn finished with ``stop_reason``.
+
+    ``error`` is set when the agent failed (it raised, or returned no stop
+    reason): the client was answered with that error, not a stop reason.
+    """
 
     stop_reason: StopReason
+    error: str | None = None
 
 
 Event = (

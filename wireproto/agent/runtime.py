@@ -36,7 +36,7 @@ from wireproto.agent.events import (
 )
 from wireproto.agent.store import SessionStore, title_of
 from wireproto.agent.turn import Turn, new_id
-from wireproto.errors import Busy, ConnectionClosed, InvalidArgument
+from wireproto.errors import AgentError, AgentFailed, Busy, ConnectionClosed, InvalidArgument
 
 __all__ = ["Runtime"]
 
@@ -182,32 +182,89 @@ class Runtime:
     async def prompt(self, session: Session, content: list[ContentBlock]) -> StopReason:
         """Run one turn of ``session`` with the prompt ``content``.
 
+        However :meth:`Agent.prompt` ends (returns, is cancelled, raises, or
+        returns something that is not a :class:`StopReason`), the turn ends
+        properly: its open tool calls are failed and ``TurnEnded`` is sent
+        and recorded (with ``error`` set when the agent failed).
+
         Returns:
             the stop reason (``CANCELLED`` after :meth:`cancel`).
 
         Raises:
             Busy: a turn is already running in this session.
-            Exception: whatever the agent raised (the turn is over).
+            AgentError: the agent raised it (the turn is over).
+            AgentFailed: the agent raised anything else, or returned no
+                :class:`StopReason` (chained to the cause; logged with the
+                session and turn).
         """
         if session.turn is not None:
             raise Busy("An agent turn is already in progress")
         turn = Turn(self, session, content)
         session.turn = turn
         try:
-            await self.emit(session, UserMessage(content=content, message_id=new_id("user")))
+            await self.emit(session, UserMessage(content=content, message_id=turn.id))
             if session.title is None:
                 session.title = title_of(content)
-            stop = StopReason.CANCELLED
-            with turn.scope:
-                stop = await self.agent.prompt(turn)
-            if turn.cancelled:
-                stop = StopReason.CANCELLED
-            await turn.close_open_calls()
-            await self.emit(session, TurnEnded(stop_reason=stop))
+            stop, error = await self._run_agent(turn)
+            failure = None
+            if error is not None and not isinstance(error, ConnectionClosed):
+                failure = self._failure(turn, error)
+            closed = await self._end_turn(turn, stop, failure)
+            if failure is not None:
+                raise failure from error
+            if error is not None:
+                raise error
+            if closed is not None:
+                raise closed
             return stop
         finally:
             session.turn = None
             turn.done.set()
+
+    async def _end_turn(
+        self, turn: Turn, stop: StopReason, failure: AgentError | None
+    ) -> ConnectionClosed | None:
+        """Fail the open tool calls and record ``TurnEnded``, also when the client is gone."""
+        closed: ConnectionClosed | None = None
+        try:
+            await turn.close_open_calls()
+        except ConnectionClosed as exc:
+            closed = exc
+        try:
+            await self.emit(turn.session, TurnEnded(
+                stop_reason=stop, error=None if failure is None else failure.message))
+        except ConnectionClosed as exc:  # recorded all the same
+            closed = closed or exc
+        return closed
+
+    async def _run_agent(self, turn: Turn) -> tuple[StopReason, Exception | None]:
+        """Run :meth:`Agent.prompt`; returns the stop reason and what it raised."""
+        result: object = StopReason.CANCELLED
+        try:
+            with turn.scope:
+                result = await self.agent.prompt(turn)
+        except Exception as exc:
+            return StopReason.END_TURN, exc
+        if turn.cancelled:
+            return StopReason.CANCELLED, None
+        if isinstance(result, StopReason):
+            return result, None
+        try:
+            return StopReason(result), None  # its value, e.g. "end_turn"
+        except ValueError:
+            return StopReason.END_TURN, TypeError(
+                f"{type(self.agent).__name__}.prompt() returned {result!r}, not a StopReason")
+
+    def _failure(self, turn: Turn, error: Exception) -> AgentError:
+        """The error answering a failed turn (an :class:`AgentError` stays itself)."""
+        if isinstance(error, AgentError):
+            return error
+        log.error("session %s, turn %s: %s.prompt() failed: %s: %s", turn.session.id, turn.id,
+                  type(self.agent).__name__, type(error).__name__, error,
+                  exc_info=(type(error), error, error.__traceback__))
+        data = ({"type": type(error).__name__, "message": str(error)}
+                if self.agent.error_details else None)
+        return AgentFailed("Internal error", data)
 
     def cancel(self, session: Session) -> bool:
         """Cancel the session's running turn; ``False`` when none runs."""

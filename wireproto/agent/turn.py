@@ -118,9 +118,11 @@ class Turn:
         step: the current step, 1-based (see :meth:`new_step`).
         scope: the cancel scope the agent's :meth:`Agent.prompt` runs in.
         done: set when the turn is over (recorded ``TurnEnded`` or failed).
+        id: the turn's id (the message id of its recorded prompt; in log lines).
     """
 
     def __init__(self, runtime: Runtime, session: Session, prompt: list[ContentBlock]) -> None:
+        self.id = new_id("user")
         self.runtime = runtime
         self.session = session
         self.prompt = prompt
@@ -284,10 +286,20 @@ class Turn:
         (returned or cancelled), before ``TurnEnded``, so that no tool call is
         left ``pending``/``in_progress`` live or in a replay. The message is
         ``"cancelled"`` for a cancelled turn.
+
+        Raises:
+            ConnectionClosed: the client is gone (every call is still recorded
+                as failed).
         """
         message = "cancelled" if self.cancelled else "the turn ended before the tool call finished"
+        closed: ConnectionClosed | None = None
         for call in list(self._open_calls.values()):
-            await call.fail(message)
+            try:
+                await call.fail(message)
+            except ConnectionClosed as exc:  # recorded all the same: go on
+                closed = closed or exc
+        if closed is not None:
+            raise closed
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
         """Send the complete current plan."""

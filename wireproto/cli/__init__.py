@@ -118,5 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(exc, CliError):
             log_failure(args.command, exc)
         print(f"wireproto: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        for line in exc.details if isinstance(exc, CliError) else ():
+            print(f"    {line}", file=sys.stderr, flush=True)
         sys.exit(1)
     sys.exit(status)

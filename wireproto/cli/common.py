@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import anyio.abc
@@ -28,7 +28,16 @@ SHUTDOWN_GRACE = 4.5
 
 
 class CliError(Exception):
-    """A failure reported as ``wireproto: error: MESSAGE`` (no traceback), exit status 1."""
+    """A failure reported as ``wireproto: error: MESSAGE`` (no traceback), exit status 1.
+
+    Attributes:
+        details: lines printed after the error line, indented (e.g. the last
+            stderr lines of an agent that exited).
+    """
+
+    def __init__(self, message: str, details: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.details = tuple(details)
 
 
 def one_line(exc: BaseException) -> str:

@@ -24,20 +24,21 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run
-from wireproto.cli.logs import LEVELS, redact, setup_logging
-from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.cli.logs import LEVELS, home, redact, setup_logging
+from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
     from wireproto.cli.keyboard import Keyboard
     from wireproto.cli.render import Printer
 
-__all__ = ["Driver", "Ui", "add_parser", "main_connect", "open_stream"]
+__all__ = ["Driver", "Ui", "add_parser", "describe_error", "main_connect", "open_stream"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,15 @@ class Ui:
         self.printer = printer
         self.keyboard = keyboard
         self.approve = approve
+        self.server_log: Path | None = None  # a spawned wireproto server's log file
+
+    def error(self, exc: RpcError) -> str:
+        """Print a failed request's error (with its data and the server's log); return it."""
+        text = describe_error(exc)
+        self.printer.line(f"[error {exc.code}] {text}")
+        if self.server_log is not None and self.server_log.exists():
+            self.printer.line(f"  (the agent's log: {self.server_log})")
+        return text
 
     async def decide(self, what: str) -> str:
         """Ask about an approval; returns ``once``, ``always`` or ``reject``."""
@@ -112,6 +122,20 @@ class Ui:
         reply = (answer or "").strip().lower()
         return {"y": "once", "yes": "once", "a": "always", "always": "always"}.get(reply,
                                                                                   "reject")
+
+
+def describe_error(exc: RpcError) -> str:
+    """An error answer in words: its message, then its ``data`` (type and message, or JSON)."""
+    data = exc.data
+    if isinstance(data, dict) and isinstance(data.get("type"), str):
+        detail = f"{data['type']}: {data.get('message', '')}".rstrip(": ")
+    elif data is None or data == {}:
+        return exc.message
+    else:
+        import json
+
+        detail = json.dumps(data, ensure_ascii=False, default=str)
+    return f"{exc.message} ({detail})"
 
 
 def main_connect(args: argparse.Namespace) -> int:
@@ -175,11 +199,14 @@ async def _connect(
                     open_stream(args.cmd, args.ws, args.token))
             except (ConnectionClosed, OSError) as exc:
                 raise CliError(f"cannot reach the agent: {exc}") from exc
+            ui.server_log = _server_log(stream, args.protocol)
             if trace is not None:
                 stream = TraceStream(stream, trace)
             opener = _acp if args.protocol == "acp" else _wire
             drivers.append(await stack.enter_async_context(opener(stream, ui, args)))
             return await _session(drivers[0], ui, script)
+    except ProcessExited as exc:
+        raise CliError(f"the agent closed the connection: {exc.summary}", exc.stderr) from exc
     except ConnectionClosed as exc:
         raise CliError(f"the agent closed the connection: {exc}") from exc
     finally:
@@ -187,14 +214,29 @@ async def _connect(
             keyboard.close()
 
 
+def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | None:
+    """Where a spawned ``wireproto acp|wire`` logs (it exists only if the agent is one)."""
+    from wireproto.transports.subprocess import SubprocessStream
+
+    if not isinstance(stream, SubprocessStream):
+        return None
+    return home() / "logs" / f"{protocol}-{stream.pid}.log"
+
+
 async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
     state = _State()
     status = 0
+    failure: CliError | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_interrupts, driver, ui.printer, state, tg)
-        status = await (_script(driver, ui, script, state) if script is not None
-                        else _interactive(driver, ui, state))
+        try:
+            status = await (_script(driver, ui, script, state) if script is not None
+                            else _interactive(driver, ui, state))
+        except CliError as exc:  # raised outside the group: not wrapped in a group
+            failure = exc
         tg.cancel_scope.cancel()
+    if failure is not None:
+        raise failure
     return status  # quitting with Ctrl-C is not a failure
 
 
@@ -229,17 +271,17 @@ async def _cancel(driver: Driver) -> None:
         log.info("cancel: %s", exc)
 
 
-async def _turn(driver: Driver, printer: Printer, state: _State, text: str) -> bool:
+async def _turn(driver: Driver, ui: Ui, state: _State, text: str) -> str | None:
+    """Run one prompt; returns ``None``, or the error in words when it failed."""
     state.turn, state.cancelling = True, False
     try:
         reason = await driver.prompt(text)
     except RpcError as exc:
-        printer.line(f"[error {exc.code}] {exc.message}")
-        return False
+        return ui.error(exc)
     finally:
         state.turn = False
-    printer.line(f"[{reason}]")
-    return True
+    ui.printer.line(f"[{reason}]")
+    return None
 
 
 async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
@@ -252,19 +294,27 @@ async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
         if line is None:
             return 0
         if line.strip():
-            await _turn(driver, ui.printer, state, line)
+            await _turn(driver, ui, state, line)
     return 0
 
 
 async def _script(driver: Driver, ui: Ui, lines: list[str], state: _State) -> int:
-    status = 0
-    for line in lines:
+    """Run every line; raises :class:`CliError` naming the first failed prompt."""
+    failed: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
         if ui.printer.closed:
             break
         ui.printer.line(f"> {line}")
-        if not await _turn(driver, ui.printer, state, line):
-            status = 1
-    return status
+        error = await _turn(driver, ui, state, line)
+        if error is not None:
+            failed.append((number, error))
+    if failed:
+        number, error = failed[0]
+        more = f" ({len(failed)} of {len(lines)} prompts failed)" if len(failed) > 1 else ""
+        where = f"; the agent's log: {ui.server_log}" if (
+            ui.server_log is not None and ui.server_log.exists()) else ""
+        raise CliError(f"prompt {number} failed: {error}{more}{where}")
+    return 0
 
 
 def _acp(stream: anyio.abc.ObjectStream[bytes], ui: Ui,

@@ -33,6 +33,7 @@ import anyio.abc
 import wireproto
 from wireproto.cli.common import CliError, one_line, run
 from wireproto.cli.logs import LEVELS, setup_logging
+from wireproto.errors import ConnectionClosed, ProcessExited
 
 __all__ = ["DemoContext", "Report", "Server", "add_parser", "main_demo"]
 
@@ -78,6 +79,8 @@ class Report:
         self.passed = 0
         self.failed = 0
         self.skipped = 0
+        self.explain: Callable[[ConnectionClosed], Awaitable[ConnectionClosed]] | None = None
+        """Turns a closed connection into the server's side of the story (exit, stderr)."""
 
     def say(self, text: str = "") -> None:
         """Print a line of the transcript."""
@@ -95,7 +98,14 @@ class Report:
             return False
         except Exception as exc:
             self.failed += 1
-            self.say(f"  FAIL  {name}: {one_line(exc)}")
+            if isinstance(exc, ConnectionClosed) and self.explain is not None:
+                exc = await self.explain(exc)
+            if isinstance(exc, ProcessExited):
+                self.say(f"  FAIL  {name}: {exc.summary}")
+                for line in exc.stderr:
+                    self.say(f"          | {line}")
+            else:
+                self.say(f"  FAIL  {name}: {one_line(exc)}")
             log.debug("step %s failed", name, exc_info=True)
             return False
         self.passed += 1
@@ -149,6 +159,11 @@ class DemoContext:
     env: dict[str, str]
     ws: bool
     timeout: float
+    live: Any = None  # the SubprocessStream of the running stdio server
+
+    async def explain(self, exc: ConnectionClosed) -> ConnectionClosed:
+        """``exc``, with the running server's exit status and stderr when it died."""
+        return exc if self.live is None else await self.live.explain(exc)
 
     @asynccontextmanager
     async def server(self, cmd: list[str], query: str = "") -> AsyncIterator[Server]:
@@ -159,7 +174,11 @@ class DemoContext:
             async with open_subprocess(cmd, env=self.env, cwd=self.work, stderr="log",
                                        shutdown_timeout=self.timeout) as child:
                 server = Server(child, child.pid, "end of input")
-                yield server
+                self.live = child
+                try:
+                    yield server
+                finally:
+                    self.live = None
             server.returncode = child.returncode
             return
         async with self._ws_server(cmd, query) as server:
@@ -252,6 +271,7 @@ def main_demo(args: argparse.Namespace) -> int:
     setup_logging("demo", args.log_level)
     context = DemoContext(work, _environment(home), args.ws, args.timeout)
     report = Report(sys.stdout, args.timeout)
+    report.explain = context.explain
     try:
         return run(lambda: _demo(context, report, acp_cmd, wire_cmd, args))
     finally:
