@@ -50,7 +50,8 @@ def test_connect_shows_why_a_spawned_agent_died(kit: Any, agents: Path, protocol
     assert proc.wait() == 1
     errors = _errors(proc)
     assert len(errors) == 1, proc.err
-    assert "the agent closed the connection: connection closed before initialize was answered" in errors[0]
+    assert "the agent closed the connection: connection closed before initialize was " \
+        "answered" in errors[0]
     assert "exited with status 1; its last stderr lines:" in errors[0]
     after = proc.err.split(errors[0], 1)[1]
     assert "SyntaxError" in after and "broken.py" in after  # the child's own error line
