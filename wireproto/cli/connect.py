@@ -198,7 +198,7 @@ async def _connect(
                 stream = await stack.enter_async_context(
                     open_stream(args.cmd, args.ws, args.token))
             except (ConnectionClosed, OSError) as exc:
-                raise CliError(f"cannot reach the agent: {exc}") from exc
+                raise CliError(f"cannot reach the agent: {exc}{_hint(exc, args)}") from exc
             ui.server_log = _server_log(stream, args.protocol)
             if trace is not None:
                 stream = TraceStream(stream, trace)
@@ -212,6 +212,21 @@ async def _connect(
     finally:
         if keyboard is not None:
             keyboard.close()
+
+
+_HINTS = (
+    ("HTTP 401", "the server wants its token: pass --token TOKEN, or use the whole URL it "
+                 "printed (ws://HOST:PORT/?token=...)"),
+    ("HTTP 403", "the server refuses this origin (see its --allow-origin)"),
+)
+"""Text in a connection error -> what to do about it."""
+
+
+def _hint(exc: BaseException, args: argparse.Namespace) -> str:
+    if args.ws is None:
+        return ""
+    text = str(exc)
+    return next((f"; {hint}" for needle, hint in _HINTS if needle in text), "")
 
 
 def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | None:
