@@ -61,6 +61,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--ws", action="store_true",
                         help="run the servers in websocket debug mode")
     parser.add_argument("--only", choices=("acp", "wire"), help="run one protocol only")
+    parser.add_argument("--generic", action="store_true",
+                        help="check only the protocol (handshake, session, a prompt, cancel, "
+                             "shutdown), for an agent of your own; without it the demo "
+                             "agent's own behaviour is checked")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="the time limit of each step (default: 10)")
     parser.add_argument("--keep", action="store_true",
@@ -286,19 +290,28 @@ async def _demo(
     context: DemoContext, report: Report, acp_cmd: list[str], wire_cmd: list[str],
     args: argparse.Namespace,
 ) -> int:
+    from wireproto.cli.demogeneric import GenericAcpScenario, GenericWireScenario
     from wireproto.cli.demosteps import AcpScenario, WireScenario, prepare
 
     prepare(context.work)
     mode = "websocket debug mode" if context.ws else "stdio"
     report.say(f"wireproto demo ({mode}), in a temporary directory: {context.work}")
+    scenarios: tuple[Callable[[DemoContext, list[str]], Any], ...] = (AcpScenario, WireScenario)
+    if args.generic:
+        scenarios = (GenericAcpScenario, GenericWireScenario)
+        report.say("--generic: checking the protocol only (handshake, session, a prompt, "
+                   "cancel, shutdown)")
+    elif args.acp_cmd or args.wire_cmd:
+        report.say("checking the demo agent's contract (its slash commands and replies); "
+                   "for an agent of your own, add --generic")
     if args.only in (None, "acp"):
         report.say()
         report.say(f"ACP: {shlex.join(acp_cmd)}")
-        await AcpScenario(context, acp_cmd).run(report)
+        await scenarios[0](context, acp_cmd).run(report)
     if args.only in (None, "wire"):
         report.say()
         report.say(f"Wire: {shlex.join(wire_cmd)}")
-        await WireScenario(context, wire_cmd).run(report)
+        await scenarios[1](context, wire_cmd).run(report)
     report.say()
     verdict = "all checks passed" if report.ok else "FAILED"
     report.say(f"Summary: {report.passed} passed, {report.failed} failed, "
