@@ -34,6 +34,7 @@ from wireproto.agent.events import (
     TurnEnded,
     UserMessage,
 )
+from wireproto.agent.history import Conversation, Message
 from wireproto.agent.store import SessionStore, title_of
 from wireproto.agent.turn import Turn, new_id
 from wireproto.errors import AgentError, AgentFailed, Busy, ConnectionClosed, InvalidArgument
@@ -66,6 +67,7 @@ class Runtime:
         self.agent = agent
         self.store = store if store is not None else SessionStore()
         self.sessions: dict[str, Session] = {}
+        self._conversations: dict[str, Conversation] = {}
 
     # ------------------------------------------------------------ sessions
 
@@ -87,6 +89,7 @@ class Runtime:
         session.channel = channel
         self.store.create(sid, cwd, list(roots))
         self.sessions[sid] = session
+        self._conversations[sid] = Conversation()
         await self.agent.session_started(session, "new")
         return session
 
@@ -122,6 +125,7 @@ class Runtime:
         session.updated_at = stored.updated_at
         session.channel = channel
         self.sessions[session_id] = session
+        self._conversations[session_id] = Conversation.from_events(stored.events)
         if replay and channel is not None:
             for event in stored.events:
                 await channel.send(session, event, replay=True)
@@ -143,6 +147,7 @@ class Runtime:
         session = self.sessions.pop(session_id, None)
         if session is None:
             return
+        self._conversations.pop(session_id, None)
         await self._stop_turn(session)
         await self.agent.session_closed(session)
 
@@ -184,7 +189,19 @@ class Runtime:
     def _record(self, session: Session, event: Event) -> None:
         if not isinstance(event, _LIVE_ONLY):
             self.store.append(session.id, event)
+            conversation = self._conversations.get(session.id)
+            if conversation is not None:
+                conversation.add(event)
         session.updated_at = datetime.now().astimezone()
+
+    def history(self, session: Session) -> list[Message]:
+        """The session's conversation so far, as typed messages (from memory).
+
+        Everything recorded counts, the running turn's prompt and output
+        included; a history clear empties it.
+        """
+        conversation = self._conversations.get(session.id)
+        return conversation.messages if conversation is not None else []
 
     # --------------------------------------------------------------- turns
 
@@ -249,9 +266,15 @@ class Runtime:
     async def _run_agent(self, turn: Turn) -> tuple[StopReason, Exception | None]:
         """Run :meth:`Agent.prompt`; returns the stop reason and what it raised."""
         result: object = StopReason.CANCELLED
+        found = self.agent.command_handler(turn.text)
         try:
             with turn.scope:
-                result = await self.agent.prompt(turn)
+                if found is None:
+                    result = await self.agent.prompt(turn)
+                else:
+                    handler, argument = found
+                    result = await handler(turn, argument)
+                    result = StopReason.END_TURN if result is None else result
         except Exception as exc:
             return StopReason.END_TURN, exc
         if turn.cancelled:

@@ -23,6 +23,7 @@ from wireproto.agent.api import (
     ApprovalRequest,
     Channel,
     ClientCapabilities,
+    Decision,
     Question,
     Session,
     ToolOutcome,
@@ -44,6 +45,7 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
+from wireproto.agent.history import Message
 from wireproto.errors import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -146,6 +148,16 @@ class Turn:
         if self._text is None:
             self._text = render_prompt(self.prompt)
         return self._text
+
+    def history(self) -> list[Message]:
+        """The session's conversation so far as typed messages, for a model's context.
+
+        One :class:`~wireproto.agent.history.Message` per user prompt and per
+        agent reply (text, reasoning, tool calls with their outcome), earlier
+        turns and loaded history included; this turn's prompt is the last
+        user message. Kept in memory by the runtime: cheap to call every turn.
+        """
+        return self.runtime.history(self.session)
 
     @property
     def client(self) -> ClientCapabilities:
@@ -386,8 +398,13 @@ class Turn:
 
         Returns:
             the decision (allow once / for the session / reject) and feedback.
-            A failed or abandoned request counts as a reject.
+            A failed or abandoned request counts as a reject. After an
+            "allow for the session" answer the same tool (``call.name``) is
+            allowed in this session without asking (``ALLOW_SESSION`` again,
+            nothing sent) until :meth:`Session.forget_approvals`.
         """
+        if call.name in self.session.allowed_tools:
+            return Approval(Decision.ALLOW_SESSION, "allowed for the session")
         channel = self._channel()
         request = ApprovalRequest(
             id=str(uuid.uuid4()), tool_call_id=call.id, tool=call.name, action=action,
@@ -400,6 +417,8 @@ class Turn:
                 decision=approval.decision.value, feedback=approval.feedback,
             )
         )
+        if approval.decision is Decision.ALLOW_SESSION:
+            self.session.allowed_tools.add(call.name)
         return approval
 
     async def ask(self, question: Question, tool_call_id: str = "") -> list[str]:
