@@ -10,7 +10,7 @@ from wireproto.agent.api import Agent, Decision, SlashCommand, command
 from wireproto.agent.content import Text
 from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.testing import RecordingChannel
 
@@ -44,7 +44,7 @@ class Commanded(Agent):
     ("echo x", "prompt: echo x", StopReason.END_TURN),
 ])
 async def test_commands_run_their_handlers(
-    store: SessionStore, workdir: Path, text: str, reply: str, stop: StopReason
+    store: JsonlStore, workdir: Path, text: str, reply: str, stop: StopReason
 ) -> None:
     runtime = Runtime(Commanded(), store)
     channel = RecordingChannel()
@@ -69,7 +69,7 @@ class Writer(Agent):
 
 
 async def test_allow_for_the_session_is_remembered_per_session_and_tool(
-    store: SessionStore, workdir: Path
+    store: JsonlStore, workdir: Path
 ) -> None:
     runtime = Runtime(Writer(), store)
     channel = RecordingChannel(decision=Decision.ALLOW_SESSION)

@@ -9,16 +9,16 @@ import pytest
 from wireproto.agent.api import Agent
 from wireproto.agent.content import Text
 from wireproto.agent.events import StopReason, ToolStatus
-from wireproto.agent.history import Message, ToolUse
+from wireproto.agent.history import HistoryMessage, ToolUse
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
 
 
-class CountingStore(SessionStore):
+class CountingStore(JsonlStore):
     """Counts whole-session reads."""
 
     loads = 0
@@ -32,7 +32,7 @@ class Remembering(Agent):
     """Replies with the number of messages it sees; reads a file on 'read'."""
 
     def __init__(self) -> None:
-        self.seen: list[list[Message]] = []
+        self.seen: list[list[HistoryMessage]] = []
 
     async def prompt(self, turn: Turn) -> StopReason:
         self.seen.append(turn.history())
@@ -47,27 +47,27 @@ class Remembering(Agent):
         return StopReason.END_TURN
 
 
-async def test_history_is_typed_cheap_and_survives_a_restart(workdir: Path, home: Path) -> None:
+async def test_history_is_typed_cheap_and_survives_a_restart(workdir: Path, tmp_path: Path) -> None:
     agent = Remembering()
-    store = CountingStore()
+    store = CountingStore(tmp_path / "sessions")
     runtime = Runtime(agent, store)
     session = await runtime.new_session(RecordingChannel(), str(workdir))
     await runtime.prompt(session, [Text("hello")])
     await runtime.prompt(session, [Text("read")])
-    assert agent.seen[0] == [Message("user", "hello", (Text("hello"),))]
+    assert agent.seen[0] == [HistoryMessage("user", "hello", (Text("hello"),))]
     expected = [
-        Message("user", "hello", (Text("hello"),)),
-        Message("assistant", "I see 1 messages."),
-        Message("user", "read", (Text("read"),)),
-        Message("assistant", "Looking.", thought="I should look.", tool_calls=(
+        HistoryMessage("user", "hello", (Text("hello"),)),
+        HistoryMessage("assistant", "I see 1 messages."),
+        HistoryMessage("user", "read", (Text("read"),)),
+        HistoryMessage("assistant", "Looking.", thought="I should look.", tool_calls=(
             ToolUse(_call_id(runtime, session), "read",
                     "Reading a.txt", ToolStatus.COMPLETED, {"path": "a.txt"}, "one\ntwo"),)),
-        Message("assistant", "It has two lines."),
+        HistoryMessage("assistant", "It has two lines."),
     ]
     assert runtime.history(session) == expected
     assert store.loads == 0  # from memory, never from the file
 
-    second = CountingStore()
+    second = CountingStore(tmp_path / "sessions")
     restarted = Runtime(Remembering(), second)
     reopened = await restarted.open_session(RecordingChannel(), session.id)
     assert restarted.history(reopened) == expected  # rebuilt once from the stored history
@@ -87,8 +87,8 @@ class Failing(Agent):
         raise RuntimeError("boom")
 
 
-async def test_a_failed_turn_shows_its_error_and_failed_call(workdir: Path, home: Path) -> None:
-    runtime = Runtime(Failing(), SessionStore())
+async def test_a_failed_turn_shows_its_error_and_failed_call(workdir: Path) -> None:
+    runtime = Runtime(Failing())
     session = await runtime.new_session(RecordingChannel(), str(workdir))
     with pytest.raises(Exception, match="Internal error"):
         await runtime.prompt(session, [Text("go")])

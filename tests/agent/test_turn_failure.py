@@ -11,7 +11,7 @@ from wireproto.agent.api import Agent
 from wireproto.agent.content import Text
 from wireproto.agent.events import StopReason, ToolCallUpdated, ToolStatus, TurnEnded
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.errors import AgentFailed, NotFound
 from wireproto.testing import RecordingChannel
@@ -41,7 +41,7 @@ class WaitsThenFails(Agent):
 
 
 async def test_pending_approvals_and_hooks_are_resolved_and_the_turn_recorded(
-    store: SessionStore, workdir: Path
+    store: JsonlStore, workdir: Path
 ) -> None:
     runtime = Runtime(WaitsThenFails(), store)
     channel = RecordingChannel()
@@ -71,13 +71,13 @@ class Returns(Agent):
         return self.value  # type: ignore[return-value]
 
 
-async def test_a_stop_reason_value_is_accepted(store: SessionStore, workdir: Path) -> None:
+async def test_a_stop_reason_value_is_accepted(store: JsonlStore, workdir: Path) -> None:
     runtime = Runtime(Returns("max_tokens"), store)
     session = await runtime.new_session(RecordingChannel(), str(workdir))
     assert await runtime.prompt(session, [Text("go")]) is StopReason.MAX_TOKENS
 
 
-async def test_anything_else_fails_the_turn(store: SessionStore, workdir: Path) -> None:
+async def test_anything_else_fails_the_turn(store: JsonlStore, workdir: Path) -> None:
     runtime = Runtime(Returns({"done": True}), store)
     channel = RecordingChannel()
     session = await runtime.new_session(channel, str(workdir))
@@ -94,7 +94,7 @@ class Refuses(Agent):
         raise NotFound("no such file")
 
 
-async def test_an_agent_error_stays_itself(store: SessionStore, workdir: Path) -> None:
+async def test_an_agent_error_stays_itself(store: JsonlStore, workdir: Path) -> None:
     runtime = Runtime(Refuses(), store)
     channel = RecordingChannel()
     session = await runtime.new_session(channel, str(workdir))

@@ -1,7 +1,7 @@
 """The conversation so far, as typed messages for a model's context (:meth:`Turn.history`).
 
 A :class:`Conversation` folds the session's events, as they are recorded,
-into a list of :class:`Message`: one per user prompt (or steering input),
+into a list of :class:`HistoryMessage`: one per user prompt (or steering input),
 one per agent reply (its text, visible reasoning and tool calls, each with
 its final status and output). It is kept in memory by the runtime for every
 open session (built once from the stored history when a session is loaded
@@ -30,7 +30,7 @@ from wireproto.agent.events import (
     UserMessage,
 )
 
-__all__ = ["Conversation", "Message", "ToolUse"]
+__all__ = ["Conversation", "HistoryMessage", "ToolUse"]
 
 
 class ToolUse(msgspec.Struct, frozen=True):
@@ -53,7 +53,7 @@ class ToolUse(msgspec.Struct, frozen=True):
     message: str = ""
 
 
-class Message(msgspec.Struct, frozen=True):
+class HistoryMessage(msgspec.Struct, frozen=True):
     """One message of the conversation.
 
     Attributes:
@@ -80,10 +80,10 @@ def _output(content: list[ToolContent] | None, old: str) -> str:
 
 
 class Conversation:
-    """Builds the :class:`Message` list from events, one event at a time."""
+    """Builds the :class:`HistoryMessage` list from events, one event at a time."""
 
     def __init__(self) -> None:
-        self._messages: list[Message] = []
+        self._messages: list[HistoryMessage] = []
         self._reply: int | None = None  # index of the open assistant message
         self._message_id: str | None = None
         self._calls: dict[str, tuple[int, int]] = {}  # call id -> (message, position)
@@ -102,7 +102,7 @@ class Conversation:
         return conversation
 
     @property
-    def messages(self) -> list[Message]:
+    def messages(self) -> list[HistoryMessage]:
         """A copy of the messages so far."""
         return list(self._messages)
 
@@ -113,12 +113,12 @@ class Conversation:
             rule(self, event)
 
     def _user(self, content: list[ContentBlock]) -> None:
-        self._messages.append(Message("user", render_prompt(content), tuple(content)))
+        self._messages.append(HistoryMessage("user", render_prompt(content), tuple(content)))
         self._reply = None
 
     def _assistant(self) -> int:
         if self._reply is None:
-            self._messages.append(Message("assistant", ""))
+            self._messages.append(HistoryMessage("assistant", ""))
             self._reply = len(self._messages) - 1
             self._message_id = None
         return self._reply

@@ -45,7 +45,7 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
-from wireproto.agent.history import Message
+from wireproto.agent.history import HistoryMessage
 from wireproto.errors import ConnectionClosed
 
 if TYPE_CHECKING:
@@ -149,10 +149,10 @@ class Turn:
             self._text = render_prompt(self.prompt)
         return self._text
 
-    def history(self) -> list[Message]:
+    def history(self) -> list[HistoryMessage]:
         """The session's conversation so far as typed messages, for a model's context.
 
-        One :class:`~wireproto.agent.history.Message` per user prompt and per
+        One :class:`~wireproto.agent.history.HistoryMessage` per user prompt and per
         agent reply (text, reasoning, tool calls with their outcome), earlier
         turns and loaded history included; this turn's prompt is the last
         user message. Kept in memory by the runtime: cheap to call every turn.

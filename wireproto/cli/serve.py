@@ -91,8 +91,12 @@ def add_parsers(sub: Any) -> None:
 
 
 def _runtime(args: argparse.Namespace) -> Runtime:
-    """The runtime serving ``--agent`` (default: the demo agent)."""
+    """The runtime serving ``--agent`` (default: the demo agent).
+
+    Sessions are JSON Lines files under ``$WIREPROTO_HOME/sessions``.
+    """
     from wireproto.agent.runtime import Runtime
+    from wireproto.agent.store import JsonlStore
     from wireproto.cli.agentload import AgentLoadError, agent_spec, load_agent
 
     spec = agent_spec(args.agent)
@@ -103,10 +107,10 @@ def _runtime(args: argparse.Namespace) -> Runtime:
             raise CliError(str(exc)) from exc
         args.agent = spec[0]  # named in the "serving ..." log line
         log.info("agent %s (%s, from %s)", agent.info.name, spec[0], spec[1])
-        return Runtime(agent)
+        return Runtime(agent, JsonlStore())
     from wireproto.agent.demo import DemoAgent
 
-    return Runtime(DemoAgent())
+    return Runtime(DemoAgent(), JsonlStore())
 
 
 def main_acp(args: argparse.Namespace) -> int:
