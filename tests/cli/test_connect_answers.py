@@ -7,6 +7,7 @@ decisions are read back from the server's recorded history.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -105,3 +106,34 @@ def test_the_transcript_shows_which_way_files_went(kit: Any, tmp_path: Path, fs:
     else:
         assert "[fs] the agent reads and writes files on its own (pass --fs" in out
         assert "through this client\n" not in out
+
+
+
+STUBBORN = textwrap.dedent("""
+    import anyio
+    from wireproto.agent.api import Agent
+    from wireproto.agent.events import StopReason
+
+    class Stubborn(Agent):
+        async def prompt(self, turn):
+            await turn.say("working")
+            with anyio.CancelScope(shield=True):  # finishes its step before it stops
+                await anyio.sleep(3)
+            return StopReason.END_TURN
+
+    agent = Stubborn()
+""")
+
+
+def test_a_script_stopped_with_ctrl_c_exits_130(kit: Any, tmp_path: Path) -> None:
+    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    (tmp_path / "s.txt").write_text("go\nnever sent\n")
+    proc = kit.spawn("connect", "acp", "--script", "s.txt", "--", *kit.wireproto, "acp",
+                     "--agent", "stubborn.py:agent", cwd=tmp_path, stdin=subprocess.DEVNULL,
+                     lines=False, group=True)
+    proc.wait_out("working")
+    proc.signal_group(signal.SIGINT)  # asks the agent to cancel the turn
+    proc.wait_out("^C cancelling the turn")
+    proc.signal_group(signal.SIGINT)  # quits
+    assert proc.wait() == 130
+    assert "> never sent" not in proc.out.decode()

@@ -10,7 +10,8 @@ the prompt) exits.
 
 ``--script FILE`` runs one prompt per line (blank lines skipped) without
 asking anything: approvals follow ``--approve`` (default ``never``). The exit
-status is 1 when a prompt failed. ``--trace FILE`` records every message in
+status is 1 when a prompt failed (``wireproto: error: prompt N failed: ...``)
+and 130 when Ctrl-C stopped the script. ``--trace FILE`` records every message in
 both directions as JSON Lines (:mod:`wireproto.cli.trace`).
 """
 
@@ -41,6 +42,9 @@ if TYPE_CHECKING:  # imported when connecting: building the parser stays light
 __all__ = ["Driver", "Ui", "add_parser", "describe_error", "main_connect", "open_stream"]
 
 log = logging.getLogger(__name__)
+
+INTERRUPTED = 130
+"""The exit status of a script stopped with Ctrl-C (or a start interrupted by it)."""
 
 APPROVALS = ("ask", "always", "never")
 """``--approve``: ask at the keyboard, or answer every approval the same way."""
@@ -252,7 +256,9 @@ async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
         tg.cancel_scope.cancel()
     if failure is not None:
         raise failure
-    return status  # quitting with Ctrl-C is not a failure
+    if state.quit and script is not None:
+        return INTERRUPTED  # the script did not run to its end
+    return status  # quitting an interactive session with Ctrl-C is not a failure
 
 
 class _State:
