@@ -90,3 +90,15 @@ def test_demo_shows_why_a_spawned_agent_died(kit: Any, agents: Path) -> None:
     assert "initialize: connection closed before initialize was answered" in fail
     assert "exited with status 1; its last stderr lines:" in fail
     assert "SyntaxError" in out.split(fail, 1)[1]
+
+
+def test_demo_ws_shows_why_a_server_never_listened(kit: Any, agents: Path) -> None:
+    cmd = f"{sys.executable} -m wireproto acp --agent {agents / 'broken.py'}:agent"
+    proc = kit.spawn("demo", "--ws", "--only", "acp", "--acp-cmd", cmd, lines=False,
+                     stdin=subprocess.DEVNULL)
+    assert proc.wait() == 1
+    errors = _errors(proc)
+    assert len(errors) == 1 and "the server stopped before it was listening" in errors[0]
+    assert "exited with status 1; its last stderr lines:" in errors[0]
+    assert "SyntaxError" in proc.err.split(errors[0], 1)[1]
+    assert "Traceback" not in proc.err and "Logging error" not in proc.err

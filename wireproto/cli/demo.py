@@ -22,6 +22,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -102,6 +103,7 @@ class Report:
             return False
         except Exception as exc:
             self.failed += 1
+            exc = _first_leaf(exc)
             if isinstance(exc, ConnectionClosed) and self.explain is not None:
                 exc = await self.explain(exc)
             if isinstance(exc, ProcessExited):
@@ -221,9 +223,12 @@ async def _read_banner(
     process: anyio.abc.Process, *, task_status: anyio.abc.TaskStatus[str]
 ) -> None:
     """Find the URL on the server's stderr, then keep logging what it writes."""
+    from wireproto.transports.subprocess import TAIL_LINES
+
     assert process.stderr is not None
     buffer = b""
     announced = False
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
     async for chunk in process.stderr:
         buffer += chunk
         *lines, buffer = buffer.split(b"\n")
@@ -234,9 +239,20 @@ async def _read_banner(
                 task_status.started(line[len(BANNER):].strip())
             else:
                 log.info("server[%d]: %s", process.pid, line)
+                if line.strip():
+                    tail.append(line)
     if not announced:
-        raise RuntimeError(f"the server exited (status {await process.wait()}) "
-                           "before it was listening")
+        raise ProcessExited("the server stopped before it was listening",
+                            f"the server (pid {process.pid})", await process.wait(), tuple(tail))
+
+
+def _first_leaf(exc: Exception) -> Exception:
+    """The first exception inside (nested) exception groups, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], Exception):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 def _command(value: str | None, default: str) -> list[str]:
