@@ -77,7 +77,15 @@ if TYPE_CHECKING:
     )
     from .history import Conversation, HistoryMessage, ToolUse
     from .runtime import Runtime
-    from .store import SessionStore, StoredSession, wireproto_home
+    from .store import (
+        JsonlStore,
+        MemoryStore,
+        SessionStore,
+        Store,
+        StoredSession,
+        open_store,
+        wireproto_home,
+    )
     from .turn import ToolCall, Turn
 
 __all__ = [
@@ -104,8 +112,10 @@ __all__ = [
     "HistoryCleared",
     "HistoryMessage",
     "Image",
+    "JsonlStore",
     "Location",
     "McpServer",
+    "MemoryStore",
     "Notice",
     "Option",
     "OptionChanged",
@@ -127,6 +137,7 @@ __all__ = [
     "SteerReceived",
     "StepStarted",
     "StopReason",
+    "Store",
     "StoredSession",
     "Terminal",
     "Text",
@@ -144,6 +155,7 @@ __all__ = [
     "UsageUpdated",
     "UserMessage",
     "command",
+    "open_store",
     "render_prompt",
     "wireproto_home",
 ]
@@ -210,7 +222,11 @@ __getattr__, __dir__ = attach(
         "UsageUpdated": ".events",
         "UserMessage": ".events",
         "Runtime": ".runtime",
+        "JsonlStore": ".store",
+        "MemoryStore": ".store",
         "SessionStore": ".store",
+        "Store": ".store",
+        "open_store": ".store",
         "StoredSession": ".store",
         "wireproto_home": ".store",
         "ToolCall": ".turn",
