@@ -14,10 +14,10 @@ wraps either end of a connection driven by something else (our
 * it validates against the official schema (``schema.json``): the params of
   agent requests and notifications, the results of responses (by the method
   of our request with that id), error objects;
-* gating (interop-notes IO-22): ``fs/*`` only when advertised, never
+* gating (protocol-acp.md#gating): ``fs/*`` only when advertised, never
   ``terminal/*`` or elicitation, ``notice`` only with ``session.notices``,
   boolean config options only with ``session.configOptions.boolean``;
-* ordering (IO-34, IO-36): an update names a session the client knows (a
+* ordering (protocol-acp.md#ordering): an update names a session the client knows (a
   ``session/new`` response named it, or its load/resume was answered), or a
   session being loaded (then only history variants, no commands or options);
   turn variants (chunks, tool calls, plans) only while a ``session/prompt``

@@ -49,6 +49,7 @@ from typing import Any, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._onepass import (
     BIG,
@@ -271,7 +272,7 @@ class Decoder:
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        if self.table is not None and type(data) is bytes:
+        if self.table is not None and FAST_PATHS and type(data) is bytes:
             fast = self._one_pass(data)
             if fast is not None:
                 return fast

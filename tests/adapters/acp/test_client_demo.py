@@ -2,7 +2,7 @@
 
 Over memory (in process), a spawned ``tests/helpers/acp_agent.py`` (stdio)
 and a WebSocket on loopback. The demo agent's behaviour is fixed by
-``spec/demo-agent.md``; the ``home`` fixture of ``conftest.py`` isolates
+``docs/demo-agent.md``; the ``home`` fixture of ``conftest.py`` isolates
 its session store. The client's end of every connection is a
 :class:`CheckedStream` (``tests/helpers/acp_raw.py``): every message the agent
 writes must validate against the schema and follow the gating and ordering
@@ -138,7 +138,7 @@ async def test_a_conversation(
         assert text_of(updates) == "You said: hello there"
         chunks = [u for u in updates if isinstance(u, S.AgentMessageChunk)]
         assert len(chunks) > 1 and len({u.message_id for u in chunks}) == 1
-        # sent right after the session/new response, before the prompt (IO-36/37)
+        # sent right after the session/new response, before the prompt
         assert "write" in [c.name for c in session.available_commands]
         assert session.title == "hello there"  # the turn's session_info_update
 
@@ -161,7 +161,7 @@ async def test_a_conversation(
 
 
 async def test_every_other_command(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """demo-agent.md "Slash commands" (``/read`` and ``/write``: see above)."""
+    """docs/demo-agent.md "Slash commands" (``/read`` and ``/write``: see above)."""
     async with demo(transport, anyio_backend) as (client, _):
         sid = (await client.new_session(str(tmp_path))).session_id
         replies = {}
@@ -180,7 +180,7 @@ async def test_every_other_command(transport: str, anyio_backend: str, tmp_path:
         "deep thoughts", "Done thinking", "end_turn")
     assert [u.content.text for u in chunks(replies["/slow 3"])] == ["tick 1", "tick 2", "tick 3"]
     big = chunks(replies["/big 70000"])
-    assert len(big) == 1 and big[0].content.text == "x" * 70000  # over 64 KiB (IO-01)
+    assert len(big) == 1 and big[0].content.text == "x" * 70000  # over 64 KiB
     assert text_of(replies['/tool grep {"q": 1}'][0]) == (
         "External tools are not available over ACP")
     assert text_of(replies["/mcp"][0]) == "No MCP servers"
@@ -195,7 +195,7 @@ async def test_every_other_command(transport: str, anyio_backend: str, tmp_path:
 
 
 async def test_mcp_servers(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """acp.md §15: http and sse accepted, stdio refused by default, acp dropped visibly."""
+    """Http and sse accepted, stdio refused by default, acp dropped visibly."""
     http = S.McpServerHttp(name="tracker", url="https://mcp.example.com/mcp",
                            headers=[S.HttpHeader(name="Authorization", value="Bearer s3cr3t")])
     sse = S.McpServerSse(name="legacy", url="https://old.example.com/sse", headers=[])
@@ -244,7 +244,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
             assert text_of(await quick.collect()) == "tick 1tick 2tick 3"
             assert quick.stop_reason == "end_turn"
 
-        # cancel while the agent waits for a permission answer (IO-29)
+        # cancel while the agent waits for a permission answer (protocol-acp.md#cancellation)
         async with client.prompt(first, f"/write {tmp_path / 'x.txt'} no") as turn:
             await asked.wait()
             await client.cancel(first)
@@ -273,7 +273,7 @@ async def test_sessions_load_resume_list_close(
         assert kinds.count("UserMessageChunk") == 2 and "AgentThoughtChunk" in kinds
         replayed_ids = {u.message_id for u in loaded.history if isinstance(u, S.AgentMessageChunk)}
         live_ids = {u.message_id for u in live if isinstance(u, S.AgentMessageChunk)}
-        assert live_ids and live_ids <= replayed_ids  # the original message ids (IO-49)
+        assert live_ids and live_ids <= replayed_ids  # the original message ids
         assert [e.replay for e in events][: len(loaded.history)] == [True] * len(loaded.history)
         assert not any(e.replay for e in events[len(loaded.history):])
 
@@ -288,7 +288,7 @@ async def test_sessions_load_resume_list_close(
 
 
 async def test_list_pages(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """demo-agent.md: pages of 50, an opaque cursor; a bad cursor is -32602."""
+    """docs/demo-agent.md: pages of 50, an opaque cursor; a bad cursor is -32602."""
     async with demo(transport, anyio_backend) as (client, _):
         ids = [(await client.new_session(str(tmp_path))).session_id for _ in range(51)]
         first = await client.list_sessions(cwd=str(tmp_path))
@@ -305,7 +305,7 @@ async def test_list_pages(transport: str, anyio_backend: str, tmp_path: Path) ->
 async def test_unknown_methods_and_malformed_input(
     transport: str, anyio_backend: str, tmp_path: Path
 ) -> None:
-    """IO-04/05, IO-24, IO-59: errors for what the agent cannot take; it reads on."""
+    """Errors for what the agent cannot take; it reads on."""
     async with demo(transport, anyio_backend) as (client, checked):
         codes = {}
         for method in ("nonsense", "_acme.dev/symbols", "logout", "session/set_title"):

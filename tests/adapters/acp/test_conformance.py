@@ -1,8 +1,8 @@
 """The conformance checker of ``tests/helpers/acp_raw.py`` catches what it claims to.
 
-Every agent test relies on it ("every message our agent emits validates
-against schema.json", gating IO-22, ordering IO-34/IO-36), so each rule is
-shown to fire here on a message that breaks it, next to one that does not.
+Every agent test relies on it ("every message our agent emits validates against schema.json",
+gating protocol-acp.md#gating, ordering protocol-acp.md#ordering), so each rule is shown to fire
+here on a message that breaks it, next to one that does not.
 """
 
 from __future__ import annotations

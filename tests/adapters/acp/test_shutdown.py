@@ -2,8 +2,8 @@
 
 ``serve_acp`` serves until EOF or ``stop``, then cancels running turns (their
 prompts answer ``cancelled`` while the client can still read), lets pending
-client requests fail, closes the sessions and flushes (interop-notes IO-30,
-IO-47).
+client requests fail, closes the sessions and flushes (protocol-acp.md#cancellation,
+protocol-acp.md#mcp-servers).
 """
 
 from __future__ import annotations

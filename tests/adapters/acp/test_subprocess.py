@@ -1,7 +1,7 @@
 """The demo agent as a child process on stdio (``tests/helpers/acp_agent.py``), raw JSON-RPC.
 
 The same conformance checks as in memory apply to every line the child
-writes; its stdout carries nothing but protocol messages (IO-09).
+writes; its stdout carries nothing but protocol messages (protocol-acp.md#framing).
 """
 
 from __future__ import annotations
