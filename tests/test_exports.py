@@ -35,6 +35,7 @@ ROOTS = (
 PUBLIC_MODULES = (
     "wireproto.errors",
     "wireproto.testing",
+    "wireproto.agent.store.conformance",  # the suite a third-party session store runs
     # The protocols' own vocabularies, used qualified (``schema.ToolCall``):
     # they keep each protocol's names, so they may repeat a root's name.
     "wireproto.adapters.acp.schema",
@@ -45,7 +46,7 @@ PUBLIC_MODULES = (
 )
 """Public modules besides the roots."""
 
-VOCABULARIES = PUBLIC_MODULES[2:]
+VOCABULARIES = PUBLIC_MODULES[3:]
 
 
 def exported(module: str) -> dict[str, object]:
@@ -74,7 +75,7 @@ def test_one_name_one_meaning() -> None:
     """No name is exported by two roots (or errors/testing) as different objects."""
     seen: dict[str, tuple[str, object]] = {}
     clashes = []
-    for module in (*ROOTS, *PUBLIC_MODULES[:2]):
+    for module in (*ROOTS, *PUBLIC_MODULES[:3]):
         for name, value in exported(module).items():
             if name.startswith("__"):
                 continue

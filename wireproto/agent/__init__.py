@@ -72,7 +72,7 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .runtime import Runtime
-    from .store import SessionStore, StoredSession, wireproto_home
+    from .store import JsonlStore, MemoryStore, SessionStore, Store, StoredSession, wireproto_home
     from .turn import ToolCall, Turn
 
 __all__ = [
@@ -96,8 +96,10 @@ __all__ = [
     "ExternalTool",
     "HistoryCleared",
     "Image",
+    "JsonlStore",
     "Location",
     "McpServer",
+    "MemoryStore",
     "Notice",
     "Option",
     "OptionChanged",
@@ -117,6 +119,7 @@ __all__ = [
     "SteerReceived",
     "StepStarted",
     "StopReason",
+    "Store",
     "StoredSession",
     "Terminal",
     "Text",
@@ -191,7 +194,10 @@ __getattr__, __dir__ = attach(
         "UsageUpdated": ".events",
         "UserMessage": ".events",
         "Runtime": ".runtime",
+        "JsonlStore": ".store",
+        "MemoryStore": ".store",
         "SessionStore": ".store",
+        "Store": ".store",
         "StoredSession": ".store",
         "wireproto_home": ".store",
         "ToolCall": ".turn",
