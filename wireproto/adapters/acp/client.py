@@ -123,8 +123,9 @@ class ClientConnection:
         file_system: serves ``fs/*``; advertised when given.
         terminals: serves ``terminal/*``; advertised when given; entered
             and exited with the connection.
-        notices / compaction / boolean_options: advertise that the caller
-            renders ``notice`` updates, compaction updates, boolean options.
+        notices: advertise that the caller renders ``notice`` updates.
+        compaction: advertise that it renders compaction updates.
+        boolean_options: advertise that it renders boolean config options.
         update_buffer: updates buffered per turn before the reader waits.
         name: a label for log lines.
 

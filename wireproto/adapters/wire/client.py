@@ -135,8 +135,9 @@ class WireClient:
         initialized: the server answered ``initialize``.
         legacy: the server predates ``initialize`` (v1 mode).
         protocol_version: the negotiated version (``None`` in v1 mode).
-        server_info, slash_commands, external_tools_result, hooks_info,
-        server_capabilities: what the ``initialize`` answer said.
+        server_info: what the ``initialize`` answer said (likewise
+            ``slash_commands``, ``external_tools_result``, ``hooks_info``
+            and ``server_capabilities``).
     """
 
     def __init__(
