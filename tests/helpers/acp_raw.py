@@ -39,6 +39,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import msgspec
+from timeouts import units
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.validation import schema_errors
@@ -53,7 +54,7 @@ TURN_VARIANTS = frozenset((
 
 SETUP_METHODS = frozenset(("session/load", "session/resume"))
 
-QUIET_LIMIT = 20.0
+QUIET_LIMIT = units(4)
 """Seconds :meth:`RawAcp.receive` waits for the agent's next message before failing
 (a bound well below the test timeout, so a hang fails fast and says where)."""
 

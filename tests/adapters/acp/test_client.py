@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.client import ClientConnection
@@ -45,7 +46,7 @@ class RawAgent:
             await self.stream.send(json.dumps({"jsonrpc": "2.0", **message}).encode())
 
     async def receive(self) -> Json:
-        with anyio.fail_after(10):  # the client under test must have written by then
+        with anyio.fail_after(units(2)):  # the client under test must have written by then
             data: Json = json.loads(await self.stream.receive())
         return data
 

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from timeouts import units
 
 from wireproto.transports.memory import memory_pair
 
@@ -111,7 +112,7 @@ async def test_checked_stream_collects_what_the_agent_breaks() -> None:
         assert msgspec.json.decode(await theirs.receive())["method"] == "initialize"
         await theirs.send(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}')
         await theirs.send(b'{"jsonrpc":"2.0","method":"session/update","params":{}}')
-        with anyio.fail_after(5):
+        with anyio.fail_after(units(1)):
             await checked.receive()
             await checked.receive()
     assert checked.conformance.checked == 2
