@@ -72,7 +72,15 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .runtime import Runtime
-    from .store import JsonlStore, MemoryStore, SessionStore, Store, StoredSession, wireproto_home
+    from .store import (
+        JsonlStore,
+        MemoryStore,
+        SessionStore,
+        Store,
+        StoredSession,
+        open_store,
+        wireproto_home,
+    )
     from .turn import ToolCall, Turn
 
 __all__ = [
@@ -135,6 +143,7 @@ __all__ = [
     "TurnEnded",
     "UsageUpdated",
     "UserMessage",
+    "open_store",
     "render_prompt",
     "wireproto_home",
 ]
@@ -198,6 +207,7 @@ __getattr__, __dir__ = attach(
         "MemoryStore": ".store",
         "SessionStore": ".store",
         "Store": ".store",
+        "open_store": ".store",
         "StoredSession": ".store",
         "wireproto_home": ".store",
         "ToolCall": ".turn",
