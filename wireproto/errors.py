@@ -74,6 +74,8 @@ class InvalidMessage(RemoteProtocolError):
         id: the id to answer with (``None`` when it is unknown).
         reply: whether the protocol wants an answer at all (some
             malformed inputs are only logged).
+        response: the message is a response to the request ``id`` that
+            cannot be read: that request fails with this error.
     """
 
     def __init__(
@@ -84,6 +86,7 @@ class InvalidMessage(RemoteProtocolError):
         *,
         id: int | str | None = None,
         reply: bool = True,
+        response: bool = False,
     ) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
@@ -91,6 +94,7 @@ class InvalidMessage(RemoteProtocolError):
         self.data = data
         self.id = id
         self.reply = reply
+        self.response = response
 
 
 class MessageTooLarge(RemoteProtocolError):

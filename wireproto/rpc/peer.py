@@ -483,7 +483,9 @@ class Peer:
             msg = self._decoder.decode(data)
         except InvalidMessage as exc:
             log.warning("%s: invalid message: %s", self.name, exc)
-            if exc.reply:
+            if exc.response:
+                self._fail_pending(exc)
+            elif exc.reply:
                 await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
             return
         if isinstance(msg, IncomingResponse):
@@ -492,6 +494,17 @@ class Peer:
             await self._handlers.admit(msg, self.router.get(msg.method))
         else:
             await self._on_notification(msg)
+
+    def _fail_pending(self, exc: InvalidMessage) -> None:
+        """A response that cannot be read fails the request it answers."""
+        rid = exc.id
+        pending = None if rid is None else self._pending.get((type(rid), rid))
+        if pending is not None:
+            error = RemoteProtocolError(
+                f"{self.name}: the peer's response to {pending.method} is invalid: {exc.message}"
+            )
+            error.__cause__ = exc
+            pending.resolve(error)
 
     def _on_response(self, msg: IncomingResponse) -> None:
         pending = self._pending.get((type(msg.id), msg.id))
