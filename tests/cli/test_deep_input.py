@@ -32,8 +32,8 @@ def _volley(init: dict[str, Any]) -> list[tuple[str, Any, int | None]]:
     return [
         (NOT_JSON, None, -32700),
         (DEEP, None, -32600),
-        ('{"jsonrpc":"2.0","id":"p","method":"%s","params":%s}' % (method, DEEP), "p", -32602),
-        ('{"jsonrpc":"2.0","id":"o","method":"%s","zzz":%s}' % (method, DEEP), "o", -32600),
+        (f'{{"jsonrpc":"2.0","id":"p","method":"{method}","params":{DEEP}}}', "p", -32602),
+        (f'{{"jsonrpc":"2.0","id":"o","method":"{method}","zzz":{DEEP}}}', "o", -32600),
         (meta_line, "meta", -32602),
         (json.dumps(init), init["id"], None),
     ]

@@ -59,7 +59,7 @@ async def test_a_deep_response_fails_the_request_with_a_remote_error(anyio_backe
             await ours.send(b'{"jsonrpc":"2.0","id":%d,"result":"fine"}' % second["id"])
 
         tg.start_soon(answer)
-        with pytest.raises(RemoteProtocolError, match="response to ask is invalid.*too deep"):
+        with pytest.raises(RemoteProtocolError, match=r"response to ask is invalid.*too deep"):
             await peer.request("ask")
         assert await peer.request("ask", result_type=str) == "fine"  # still serving
 
