@@ -70,7 +70,6 @@ def test_websocket_servers_survive_deep_frames(kit: Any, command: str) -> None:
     args = ["bridge", "--ws", "0", "--", *kit.wireproto, "acp"] if command == "bridge" \
         else [command, "--ws", "0"]
     server, base, token = kit.ws(*args)
-    server, base, token = kit.ws(*command)
     volley = _volley(init)
     with connect(f"{base}/?token={token}", max_size=None) as ws:
         for line, _, _ in volley:
