@@ -64,3 +64,13 @@ def test_secrets_never_reach_the_file(home: Path) -> None:
     assert "connecting to ws://h:1/?token=***" in text and "failed" in text
     for secret in ("presented-token", "a-registered-secret", "in-a-traceback"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("text", [
+    "GET /?%74oken=SECRET HTTP/1.1", "GET /?a=1&%74%6F%6B%65%6E=SECRET", "GET /?x=1;token=SECRET",
+    "< Authorization: Basic SECRET", "authorization: Bearer SECRET", "header basic SECRET",
+    "GET /?to%6Ben=SECRET&session=a",
+])
+def test_every_spelling_of_a_presented_credential_is_scrubbed(text: str) -> None:
+    assert "SECRET" not in logs.scrub(text)
+    assert logs.scrub("GET /?session=visible") == "GET /?session=visible"

@@ -7,8 +7,11 @@ oldest files beyond a count are pruned). Nothing is ever written to stdout.
 Secrets never reach a handler: every record (message and traceback) is
 scrubbed by :class:`_RedactFilter` before formatting. It replaces the secrets
 registered with :func:`redact` (e.g. the websocket token) and, whatever their
-value, anything that looks like a presented credential: a ``token=`` query
-parameter and an ``Authorization: Bearer`` value.
+value, anything that looks like a presented credential: a ``token`` query
+parameter in any percent-encoded spelling, and ``Authorization`` header,
+``Bearer`` and ``Basic`` values. The websockets library's debug dumps of raw
+request lines, headers and frame payloads are dropped altogether (frames carry
+whatever the peers send, e.g. MCP env values).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from urllib.parse import unquote_plus
 
 __all__ = ["LEVELS", "home", "log_failure", "redact", "scrub", "setup_logging"]
 
@@ -36,10 +40,22 @@ _installed: list[logging.Handler] = []
 _file: list[logging.Handler] = []  # the diagnostic file's handler, once installed
 
 _CREDENTIALS = (
-    (re.compile(r"([?&;]token=)[^&#\s'\"]+", re.IGNORECASE), r"\1***"),
-    (re.compile(r"(bearer\s+)[^\s'\",]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(authorization:\s*)[^\r\n'\"]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"((?:bearer|basic)\s+)[^\s'\",]+", re.IGNORECASE), r"\1***"),
 )
 """Patterns of presented credentials -> their replacement."""
+_QUERY = re.compile(r"([?&;])([^=&;#\s'\"]+)=([^&;#\s'\"]*)")
+"""A query parameter: the token check reads ``token`` in any percent-encoded spelling."""
+_WIRE_DUMP = ("<", ">")
+"""How the websockets library starts its debug lines that dump a request line, a
+header or a frame payload (``< GET /?token=...``, ``> TEXT '{...}'``)."""
+
+
+def _query_value(match: re.Match[str]) -> str:
+    sep, name, _ = match.groups()
+    if unquote_plus(name).strip().lower() == "token":
+        return f"{sep}{name}=***"
+    return match.group(0)
 
 
 def home() -> Path:
@@ -61,11 +77,16 @@ def scrub(text: str) -> str:
             text = text.replace(secret, "***")
     for pattern, replacement in _CREDENTIALS:
         text = pattern.sub(replacement, text)
+    if "=" in text:
+        text = _QUERY.sub(_query_value, text)
     return text
 
 
 class _RedactFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("websockets") and isinstance(record.msg, str) \
+                and record.msg.startswith(_WIRE_DUMP):
+            return False  # raw frames and headers: payloads, tokens, Authorization
         text = record.getMessage()
         clean = scrub(text)
         if clean != text:
