@@ -2,7 +2,8 @@
 
 The library itself configures no handlers. The CLI logs to stderr and to
 ``$WIREPROTO_HOME/logs/<command>-<pid>.log`` (rotated at a size bound; the
-oldest files beyond a count are pruned). Nothing is ever written to stdout.
+oldest files beyond a count are pruned). Logs hold prompts and paths: the
+directory is made 0700 and every file 0600, whatever the umask. Nothing is ever written to stdout.
 
 Secrets never reach a handler: every record (message and traceback) is
 scrubbed by :class:`_RedactFilter` before formatting. It replaces the secrets
@@ -22,9 +23,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import IO, Any
 from urllib.parse import unquote_plus
 
-__all__ = ["LEVELS", "home", "log_failure", "redact", "scrub", "setup_logging"]
+__all__ = ["LEVELS", "home", "log_failure", "open_private", "redact", "scrub", "setup_logging"]
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
 """The size at which a log file is rotated (one backup is kept)."""
@@ -98,6 +100,36 @@ class _RedactFilter(logging.Filter):
         return True
 
 
+def open_private(path: str | os.PathLike[str], mode: str = "a", **kwargs: Any) -> IO[Any]:
+    """Open ``path`` as a file only its owner may read or write (0600), whatever the umask.
+
+    An existing file keeps its content (unless ``mode`` truncates) and loses any
+    wider permission. ``kwargs`` go to :func:`open` (``encoding`` ...).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if "w" in mode else os.O_APPEND)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return open(fd, mode, **kwargs)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class _PrivateFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file created 0600 (also after each rotation)."""
+
+    def _open(self) -> Any:
+        return open_private(self.baseFilename, self.mode, encoding=self.encoding,
+                            errors=self.errors)
+
+
+def _private_dir(directory: Path) -> None:
+    """Create ``directory`` (and parents) and make it 0700, whatever the umask."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)
+
+
 def _prune(directory: Path) -> None:
     def mtime(path: Path) -> float:
         try:
@@ -149,10 +181,10 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
     path: Path | None = None
     try:
         directory = home() / "logs"
-        directory.mkdir(parents=True, exist_ok=True)
+        _private_dir(directory)
         _prune(directory)
         path = directory / f"{command}-{os.getpid()}.log"
-        file = logging.handlers.RotatingFileHandler(
+        file = _PrivateFileHandler(
             path, maxBytes=MAX_LOG_BYTES, backupCount=1, encoding="utf-8"
         )
     except OSError as exc:
