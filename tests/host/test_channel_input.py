@@ -22,7 +22,7 @@ from wireproto.host.channel import (
     CALL_METHOD,
     CREDENTIAL_INVALID,
     LIST_METHOD,
-    Channel,
+    BridgeChannel,
     Credentials,
     parse_address,
 )
@@ -112,11 +112,11 @@ def _bytes(line: str) -> bytes:
 @given(lines=st.lists(_line(), min_size=1, max_size=6))
 def test_the_channel_survives_generated_input(lines: list[tuple[str, Any]], backend: str) -> None:
     async def run() -> list[dict[str, Any]]:
-        channel = Channel(Credentials(), _Tools())
+        channel = BridgeChannel(Credentials(), _Tools())
         with anyio.fail_after(60):
             return await exchange(channel)
 
-    async def exchange(channel: Channel) -> list[dict[str, Any]]:
+    async def exchange(channel: BridgeChannel) -> list[dict[str, Any]]:
         async with anyio.create_task_group() as tg:
             address = await tg.start(channel.serve)
             sock = await _connect(address)
