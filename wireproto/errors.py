@@ -86,6 +86,8 @@ class InvalidMessage(RemoteProtocolError):
         id: the id to answer with (``None`` when it is unknown).
         reply: whether the protocol wants an answer at all (some
             malformed inputs are only logged).
+        response: the message is a response to the request ``id`` that
+            cannot be read: that request fails with this error.
     """
 
     def __init__(
@@ -96,6 +98,7 @@ class InvalidMessage(RemoteProtocolError):
         *,
         id: int | str | None = None,
         reply: bool = True,
+        response: bool = False,
     ) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
@@ -103,6 +106,7 @@ class InvalidMessage(RemoteProtocolError):
         self.data = data
         self.id = id
         self.reply = reply
+        self.response = response
 
 
 class MessageTooLarge(RemoteProtocolError):

@@ -21,6 +21,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.jsonrpc.codec import is_too_deep
 
 __all__ = [
     "ClientSession",
@@ -184,7 +185,9 @@ def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
     """
     try:
         return acp_codec.decode(raw, s.SessionNotification)
-    except msgspec.ValidationError:
+    except msgspec.ValidationError as exc:
+        if is_too_deep(exc):
+            raise
         obj = msgspec.json.decode(raw)
         update = obj.get("update") if isinstance(obj, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
