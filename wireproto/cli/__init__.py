@@ -101,7 +101,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
-    from wireproto.cli.common import CliError, one_line
+    from wireproto.cli.common import CliError, as_cli_error, one_line
     from wireproto.cli.logs import log_failure
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
@@ -117,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as exc:
         if not isinstance(exc, CliError):
             log_failure(args.command, exc)
-        print(f"wireproto: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        reason = as_cli_error(exc)
+        print(f"wireproto: error: {one_line(reason)}", file=sys.stderr, flush=True)
+        for line in reason.details if isinstance(reason, CliError) else ():
+            print(f"    {line}", file=sys.stderr, flush=True)
         sys.exit(1)
     sys.exit(status)
