@@ -143,7 +143,7 @@ def trace_line(record: Record) -> bytes:
 class _TraceLine(msgspec.Struct):
     t: float = 0.0
     dir: str = "recv"
-    msg: msgspec.Raw | None = None
+    msg: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b""))
     text: str | None = None
 
 
@@ -169,7 +169,7 @@ def load_trace(lines: Iterable[bytes], recorder: Recorder) -> list[str]:
         if line.dir not in DIRECTIONS:
             problems.append(f"line {number}: unknown direction {line.dir!r}")
             continue
-        if line.msg is not None:
+        if len(line.msg):
             recorder.add(line.dir, bytes(line.msg), t=line.t)
         elif line.text is not None:
             recorder.add(line.dir, line.text.encode(), t=line.t)

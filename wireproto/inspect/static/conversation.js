@@ -129,8 +129,18 @@ export class Conversation {
     if ((rec.kind === "response" || rec.kind === "error") && rec.dir === "send") this.answered(rec);
     const wire = this.protocol === WIRE || (!this.protocol && ["event", "request", "prompt"].includes(rec.method));
     if (wire) this.wire(rec); else this.acp(rec);
-    if (this.current && this.current.node.isConnected) this.scroll();
-    this.updateButtons();
+    this.schedule();
+  }
+
+  // Scroll and button state once per frame, not once per message.
+  schedule() {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame(() => {
+      this.pending = false;
+      if (this.current && this.current.node.isConnected) this.scroll();
+      this.updateButtons();
+    });
   }
 
   answered(rec) {
