@@ -36,6 +36,7 @@ import anyio.abc
 from wireproto.cli.common import CliError, run, watch_signals
 from wireproto.cli.listen import TOKEN_ENV, Listener
 from wireproto.cli.logs import LEVELS, redact, setup_logging
+from wireproto.cli.wsauth import is_loopback, parse_listen
 from wireproto.errors import ConnectionClosed
 
 __all__ = ["add_parser", "main_inspect"]
@@ -81,11 +82,23 @@ def main_inspect(args: argparse.Namespace) -> int:
     if sum(sources) != 1:
         raise CliError("give exactly one of: the agent command after --, --ws URL, "
                        "--trace FILE")
-    listener = Listener(args.listen, args.page_token, [])
+    listener = _listener(args.listen, args.page_token)
     if args.trace is not None:
         inspector = _load_trace(args.trace)
         return run(lambda: _serve_trace(inspector, listener, args.open))
     return run(lambda: _live(args, listener))
+
+
+def _listener(spec: str, token: str | None) -> Listener:
+    """The page's listener; the rules of ``--ws`` (see :mod:`wireproto.cli.listen`)."""
+    try:
+        host, _ = parse_listen(spec)
+    except ValueError as exc:
+        raise CliError(f"--listen: {exc}") from None
+    if not (token or os.environ.get(TOKEN_ENV)) and not is_loopback(host):
+        raise CliError(f"serving the inspector on the non-loopback address {host} needs an "
+                       f"explicit token (--page-token or {TOKEN_ENV})")
+    return Listener(spec, token, [])
 
 
 def _announce(url: str, want_open: bool) -> None:
