@@ -10,7 +10,7 @@ Run as ``python inspect_agent.py``. It answers ``initialize`` and
            place a page might render: reply and thought chunks, a tool call's
            title and content, a diff, a plan, an approval's options and an
            unknown agent -> client request; then ends the turn;
-other      replies ``echo: TEXT``.
+other      replies ``echo: TEXT`` and reports its usage (``usage_update``).
 """
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def main() -> None:
                 xss()
             else:
                 chunk(f"echo: {text}")
+                update({"sessionUpdate": "usage_update", "used": 1234, "size": 200000})
             send({"jsonrpc": "2.0", "id": ident, "result": {"stopReason": "end_turn"}})
         elif method is None and ident in asked:
             prompt = asked.pop(ident)

@@ -123,9 +123,14 @@ def start_inspector(
         proc.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A headless Chromium (Debian's package) driven by Playwright."""
+    """A headless Chromium (Debian's package) driven by Playwright.
+
+    Module-scoped: Playwright's sync API keeps an event loop running in this
+    thread while it is open, which the async tests of other modules cannot
+    share.
+    """
     if shutil.which(CHROMIUM) is None and not os.path.exists(CHROMIUM):
         pytest.fail(f"the browser tests need Chromium at {CHROMIUM} "
                     "(apt-get install chromium; .ci/run installs it)")

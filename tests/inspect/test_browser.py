@@ -249,6 +249,8 @@ def test_markup_from_the_agent_stays_text(start_inspector: Any, page: Any) -> No
     page.click(".tab[data-tab=conversation]")
     prompt(page, prompt_echo)
     expect(agent_text(page).last).to_have_text(f"echo: {prompt_echo}", timeout=WAIT)
+    expect(page.locator("#conversation .usage").last).to_have_text(
+        'usage: {"used":1234,"size":200000}')
     page.evaluate("new Promise((done) => setTimeout(done, 200))")  # let any handler run
     assert page.evaluate("window.__xss") is None
     assert page.evaluate("document.querySelectorAll('img').length") == 0

@@ -91,7 +91,8 @@ class Inspector:
     recorder: Recorder
     tap: Tap | None = None
     info: dict[str, Any] = field(default_factory=dict)
-    _pages: set[MemoryObjectSendStream[bytes]] = field(default_factory=set)
+    _pages: set[MemoryObjectSendStream[bytes]] = field(default_factory=set, init=False,
+                                                       repr=False)
 
     def __post_init__(self) -> None:
         self.recorder.subscribe(self._on_record)

@@ -29,11 +29,15 @@ class SessionView {
     return node;
   }
 
+  // Append streamed text to the bubble of `kind` (agent, thought, user) that
+  // ends the view, or start a new one (also when the message key changes).
   stream(kind, key, text) {
     const slot = kind === "thought" ? "thought" : "bubble";
-    const keySlot = `${slot === "thought" ? "thought" : "bubble"}Key`;
-    if (!this[slot] || (key && this[keySlot] !== key) || this.node.lastChild !== this[slot]) {
-      const node = el("div", { class: kind === "thought" ? "msg thought" : "msg agent" });
+    const keySlot = `${slot}Key`;
+    const fresh = !this[slot] || (key && this[keySlot] !== key) || this.node.lastChild !== this[slot]
+      || !this[slot].classList.contains(kind);
+    if (fresh) {
+      const node = el("div", { class: `msg ${kind}` });
       this.node.append(node);
       this.bubble = null;
       this.thought = null;
@@ -197,7 +201,7 @@ export class Conversation {
     const text = (c) => (c && c.type === "text" ? c.text : `[${c && c.type}]`);
     if (kind === "agent_message_chunk") view.stream("agent", u.messageId, text(u.content));
     else if (kind === "agent_thought_chunk") view.stream("thought", u.messageId, text(u.content));
-    else if (kind === "user_message_chunk") view.append(el("div", { class: "msg user", text: text(u.content) }));
+    else if (kind === "user_message_chunk") view.stream("user", u.messageId, text(u.content));
     else if (kind === "tool_call" || kind === "tool_call_update") {
       let card = view.tools.get(u.toolCallId);
       if (!card) { card = toolCard(u.toolCallId, u.title, u.kind); view.tools.set(u.toolCallId, card); view.append(card); }
