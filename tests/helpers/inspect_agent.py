@@ -10,6 +10,7 @@ Run as ``python inspect_agent.py``. It answers ``initialize`` and
            place a page might render: reply and thought chunks, a tool call's
            title and content, a diff, a plan, an approval's options and an
            unknown agent -> client request; then ends the turn;
+``/bad``   sends a plan whose entry has a status of the wrong type (7);
 other      replies ``echo: TEXT`` and reports its usage (``usage_update``).
 """
 
@@ -84,6 +85,9 @@ def main() -> None:
                 continue
             if text.strip() == "/xss":
                 xss()
+            elif text.strip() == "/bad":  # a plan entry with a status of the wrong type
+                update({"sessionUpdate": "plan",
+                        "entries": [{"content": "odd", "priority": "high", "status": 7}]})
             else:
                 chunk(f"echo: {text}")
                 update({"sessionUpdate": "usage_update", "used": 1234, "size": 200000})

@@ -185,6 +185,21 @@ def test_the_timeline_pairs_requests_and_responses(start_inspector: Any, page: A
     expect(page.locator("#rows .row")).to_have_count(0)
 
 
+def test_validation_errors_show_in_the_detail_pane(start_inspector: Any, page: Any) -> None:
+    inspector = start_inspector("--", sys.executable, str(HELPERS / "inspect_agent.py"))
+    opened(page, inspector.url)
+    expect(page.locator("#session option")).to_have_count(1, timeout=WAIT)
+    prompt(page, "/bad")
+    expect(page.locator("#conversation .stop").last).to_have_text("[end_turn]", timeout=WAIT)
+    page.fill("#f-text", '"status":7')
+    expect(page.locator("#rows .row")).to_have_count(1)
+    page.locator("#rows .row").first.click()
+    expect(page.locator("#meaning .m-type")).to_have_text(
+        "session/update: SessionNotification / Plan", timeout=WAIT)
+    expect(page.locator("#meaning .m-errors li").first).to_contain_text("status")
+    expect(page.locator("#meaning .m-ok")).to_have_count(0)
+
+
 def _record_trace(tmp_path: Path, env: dict[str, str]) -> Path:
     """A real trace: ``wireproto connect acp --script`` against the demo agent."""
     import subprocess
