@@ -185,6 +185,27 @@ def test_the_timeline_pairs_requests_and_responses(start_inspector: Any, page: A
     expect(page.locator("#rows .row")).to_have_count(0)
 
 
+def test_a_stored_session_is_loaded_and_replayed(start_inspector: Any, page: Any) -> None:
+    inspector = start_inspector("--agent-protocol", "acp", "--", *AGENTS["acp"])
+    opened(page, inspector.url)
+    expect(page.locator("#session option")).to_have_count(1, timeout=WAIT)
+    first = page.locator("#session").input_value()
+    prompt(page, "remember me")
+    expect(agent_text(page).last).to_have_text("You said: remember me", timeout=WAIT)
+    page.click("#new-session")
+    expect(page.locator("#session option")).to_have_count(2, timeout=WAIT)
+    expect(page.locator("#session")).not_to_have_value(first)
+    expect(agent_text(page)).to_have_count(0)
+    page.click("#list-sessions")
+    expect(page.locator("#stored-session option")).not_to_have_count(0, timeout=WAIT)
+    page.select_option("#stored-session", first)
+    page.click("#load-session")
+    expect(page.locator("#session")).to_have_value(first, timeout=WAIT)
+    expect(page.locator("#conversation .msg.user").first).to_have_text("remember me")
+    expect(agent_text(page)).to_have_count(1)  # replayed once, not added to the old view
+    expect(agent_text(page).first).to_have_text("You said: remember me")
+
+
 def test_validation_errors_show_in_the_detail_pane(start_inspector: Any, page: Any) -> None:
     inspector = start_inspector("--", sys.executable, str(HELPERS / "inspect_agent.py"))
     opened(page, inspector.url)

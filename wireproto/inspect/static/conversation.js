@@ -61,6 +61,8 @@ export class Conversation {
     this.autoSession = false;
     $("session").addEventListener("change", () => this.show($("session").value));
     $("new-session").addEventListener("click", () => this.newSession());
+    $("list-sessions").addEventListener("click", () => this.listSessions());
+    $("load-session").addEventListener("click", () => this.loadSession($("stored-session").value));
     $("prompt-form").addEventListener("submit", (e) => { e.preventDefault(); this.sendPrompt(); });
     $("cancel").addEventListener("click", () => this.cancel());
     const prompt = $("prompt");
@@ -71,6 +73,7 @@ export class Conversation {
   setInfo(info) {
     this.protocol = info.protocol || this.protocol;
     $("new-session").hidden = this.protocol === WIRE;
+    $("list-sessions").hidden = this.protocol === WIRE;
     if (info.synced) this.synced = true;
     this.maybeStart(info);
     this.updateButtons();
@@ -86,6 +89,39 @@ export class Conversation {
 
   newSession() {
     this.app.send({ jsonrpc: "2.0", method: "session/new", params: { cwd: this.app.info.cwd || "/", mcpServers: [] } }, true).catch((err) => this.flash(err.message));
+  }
+
+  async listSessions() {
+    try {
+      this.listing = JSON.stringify(await this.app.send({ jsonrpc: "2.0", method: "session/list", params: { cwd: this.app.info.cwd || undefined } }, true));
+    } catch (err) { this.flash(err.message); }
+  }
+
+  showStored(result) {
+    const select = $("stored-session");
+    clear(select);
+    for (const s of (result && result.sessions) || []) {
+      select.append(el("option", { value: s.sessionId, text: short(`${s.title || "(untitled)"} \u00b7 ${s.sessionId}`, 60) }));
+    }
+    $("stored").hidden = false;
+    $("load-session").disabled = select.options.length === 0;
+    if (!select.options.length) this.flash("the agent has no stored sessions");
+  }
+
+  loadSession(id) {
+    if (!id) return;
+    this.app.send({ jsonrpc: "2.0", method: "session/load", params: { sessionId: id, cwd: this.app.info.cwd || "/", mcpServers: [] } }, true)
+      .catch((err) => this.flash(err.message));
+  }
+
+  // A session being loaded is shown afresh: the agent replays its history.
+  reset(id) {
+    const old = this.sessions.get(id);
+    if (!old) return;
+    const view = new SessionView(id);
+    view.commands = old.commands;
+    this.sessions.set(id, view);
+    if (this.current === old) this.show(id);
   }
 
   session(id) {
@@ -175,9 +211,11 @@ export class Conversation {
       view.running = JSON.stringify(msg.id);
       return;
     }
+    if (rec.dir === "send" && rec.method === "session/load" && msg.params) this.reset(msg.params.sessionId);
     if (rec.dir !== "recv") return;
     if ((rec.kind === "response" || rec.kind === "error") && rec.pair) {
       const method = rec.method;
+      if (method === "session/list" && rec.kind === "response" && JSON.stringify(rec.id) === this.listing) this.showStored(msg.result);
       if (["session/new", "session/load", "session/resume"].includes(method)) {
         const id = (msg.result && msg.result.sessionId) || (rec.pair.msg.params && rec.pair.msg.params.sessionId);
         if (id && rec.kind === "response") this.show(this.session(id).id);
