@@ -146,13 +146,17 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh page; JavaScript errors fail the test; a screenshot is kept at the end."""
+    """A fresh page; JavaScript errors, dialogs and CSP violations fail the test; a
+    screenshot is kept at the end."""
     context = browser.new_context(viewport={"width": 1400, "height": 860},
                                   accept_downloads=True)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
     tab.on("dialog", lambda dialog: errors.append(f"dialog opened: {dialog.message}"))
+    # the page must never trip its own Content-Security-Policy
+    tab.on("console", lambda m: errors.append(m.text)
+           if m.type == "error" and "Content Security Policy" in m.text else None)
     tab.errors = errors
     try:
         yield tab
