@@ -206,6 +206,21 @@ def test_a_stored_session_is_loaded_and_replayed(start_inspector: Any, page: Any
     expect(agent_text(page).first).to_have_text("You said: remember me")
 
 
+def test_session_options_are_set_from_the_page(start_inspector: Any, page: Any) -> None:
+    inspector = start_inspector("--agent-protocol", "acp", "--", *AGENTS["acp"])
+    opened(page, inspector.url)
+    mode = page.locator("#options select[data-option=mode]")
+    expect(mode).to_have_value("ask", timeout=WAIT)
+    mode.select_option("code")
+    expect(page.locator("#conversation .note").last).to_have_text("mode: code", timeout=WAIT)
+    thinking = page.locator("#options input[data-option=thinking]")
+    expect(thinking).not_to_be_checked()
+    thinking.check()
+    records = page.locator("#rows .row .c-method", has_text="session/set_config_option")
+    expect(records).to_have_count(4, timeout=WAIT)  # two requests, two responses
+    expect(thinking).to_be_checked()
+
+
 def test_validation_errors_show_in_the_detail_pane(start_inspector: Any, page: Any) -> None:
     inspector = start_inspector("--", sys.executable, str(HELPERS / "inspect_agent.py"))
     opened(page, inspector.url)

@@ -19,6 +19,7 @@ class SessionView {
     this.tools = new Map();
     this.running = null;     // JSON id of the running prompt
     this.commands = [];
+    this.options = [];       // ACP session config options, as the agent last sent them
     this.title = "";
   }
 
@@ -120,6 +121,7 @@ export class Conversation {
     if (!old) return;
     const view = new SessionView(id);
     view.commands = old.commands;
+    view.options = old.options;
     this.sessions.set(id, view);
     if (this.current === old) this.show(id);
   }
@@ -140,7 +142,46 @@ export class Conversation {
     $("session").value = id;
     clear($("conversation"));
     if (this.current) $("conversation").append(this.current.node);
+    this.renderOptions();
     this.updateButtons();
+  }
+
+  setOptions(view, options) {
+    if (!Array.isArray(options)) return;
+    view.options = options;
+    if (view === this.current) this.renderOptions();
+  }
+
+  // The session's config options (mode, model, ...) as controls that set them.
+  renderOptions() {
+    const box = $("options");
+    clear(box);
+    const view = this.current;
+    if (!view) return;
+    for (const o of view.options) {
+      if (!o || typeof o !== "object") continue;
+      const label = el("label", { class: "option", title: o.description || "" }, el("span", { text: `${o.name || o.id} ` }));
+      let control;
+      if (o.type === "boolean") {
+        control = el("input", { type: "checkbox", "data-option": o.id, checked: o.currentValue === true });
+        control.addEventListener("change", () => this.setOption(view, o, control.checked));
+      } else {
+        control = el("select", { "data-option": o.id });
+        const flat = (o.options || []).flatMap((item) => (Array.isArray(item.options) ? item.options : [item]));
+        for (const choice of flat) control.append(el("option", { value: choice.value, text: choice.name || choice.value }));
+        control.value = o.currentValue;
+        control.addEventListener("change", () => this.setOption(view, o, control.value));
+      }
+      control.disabled = Boolean(this.app.info.readOnly);
+      label.append(control);
+      box.append(label);
+    }
+  }
+
+  setOption(view, option, value) {
+    const params = { sessionId: view.id, configId: option.id, value };
+    if (option.type === "boolean") params.type = "boolean";
+    this.app.send({ jsonrpc: "2.0", method: "session/set_config_option", params }, true).catch((err) => this.flash(err.message));
   }
 
   flash(text) {
@@ -218,8 +259,13 @@ export class Conversation {
       if (method === "session/list" && rec.kind === "response" && JSON.stringify(rec.id) === this.listing) this.showStored(msg.result);
       if (["session/new", "session/load", "session/resume"].includes(method)) {
         const id = (msg.result && msg.result.sessionId) || (rec.pair.msg.params && rec.pair.msg.params.sessionId);
-        if (id && rec.kind === "response") this.show(this.session(id).id);
+        if (id && rec.kind === "response") {
+          this.setOptions(this.session(id), msg.result.configOptions);
+          this.show(id);
+        }
         else if (rec.kind === "error") this.flash(`${method} failed: ${msg.error.message}`);
+      } else if (method === "session/set_config_option" && rec.kind === "response") {
+        this.setOptions(this.session(rec.pair.msg.params.sessionId), msg.result && msg.result.configOptions);
       } else if (method === "session/prompt") {
         const view = this.session(rec.pair.msg.params.sessionId);
         if (view.running === JSON.stringify(rec.id)) view.running = null;
@@ -254,7 +300,7 @@ export class Conversation {
       const { sessionUpdate, ...rest } = u;
       view.append(noteLine(`usage: ${JSON.stringify(rest)}`, "usage"));
     } else if (kind === "current_mode_update") view.append(noteLine(`mode: ${u.currentModeId}`));
-    else if (kind === "config_option_update") { /* shown in the timeline */ }
+    else if (kind === "config_option_update") this.setOptions(view, u.configOptions);
     else view.append(noteLine(`${kind}: ${JSON.stringify(u)}`));
   }
 
