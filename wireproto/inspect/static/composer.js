@@ -9,6 +9,7 @@ export class Composer {
     this.app = app;
     this.waitingFor = null;   // the id of the last request sent from here
     $("raw-send").addEventListener("click", () => this.sendRaw());
+    this.renderPending();
   }
 
   setInfo(info) {

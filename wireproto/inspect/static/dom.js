@@ -51,7 +51,8 @@ export function jsonTree(value, depth = 0) {
     const close = Array.isArray(value) ? "]" : "}";
     if (entries.length === 0) return el("span", { class: "j-punct", text: open + close });
     const details = el("details", { class: "j-node", open: depth < 3 ? "" : null });
-    details.append(el("summary", { class: "j-punct", text: `${open} ${entries.length} ${Array.isArray(value) ? "items" : "keys"}` }));
+    const noun = (Array.isArray(value) ? "item" : "key") + (entries.length === 1 ? "" : "s");
+    details.append(el("summary", { class: "j-punct", text: `${open} ${entries.length} ${noun}` }));
     const list = el("div", { class: "j-children" });
     for (const [key, child] of entries) {
       const row = el("div", { class: "j-row" });
