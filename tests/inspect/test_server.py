@@ -239,3 +239,28 @@ async def test_auto_tells_the_protocols_apart(protocol: str) -> None:
         tg.cancel_scope.cancel()
     if protocol == "wire":  # Wire ids are strings
         assert all(isinstance(r.message()["id"], str) for r in tap.recorder.records[-2:])
+
+
+async def test_the_pages_are_told_when_the_agent_ends() -> None:
+    ours, theirs = memory_pair()
+    recorder = Recorder()
+    tap = Tap(ours, recorder)
+    inspector = Inspector(recorder, tap, {"mode": "live", "protocol": "acp", "state": "running"})
+    async with serve_inspector(inspector, "127.0.0.1", 0, TOKEN) as url, \
+            connect_websocket(ws_url(url)) as ws, anyio.create_task_group() as tg:
+        await frames_until(ws, lambda f: f["type"] == "synced")
+
+        async def run_tap() -> None:
+            await tap.run()
+            inspector.set_status(state="ended", detail=tap.end_reason)
+
+        tg.start_soon(run_tap)
+        await theirs.send(b'{"jsonrpc":"2.0","method":"bye"}')
+        await theirs.aclose()
+        status = (await frames_until(ws, lambda f: f["type"] == "status"))[-1]
+        assert status["state"] == "ended" and "closed its output" in status["detail"]
+        await ws.send(b'{"type":"send","ref":3,"msg":{"jsonrpc":"2.0","method":"x"}}')
+        answer = (await frames_until(ws, lambda f: f["type"] == "error"))[-1]
+        assert answer["ref"] == 3 and "the agent is gone" in answer["message"]
+        assert [r.message()["method"] for r in recorder.records] == ["bye"]
+    await ours.aclose()

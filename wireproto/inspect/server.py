@@ -139,6 +139,7 @@ class Inspector:
         finally:
             self._pages.discard(send)
             send.close()
+            receive.close()
 
     async def _page_writer(
         self, ws: anyio.abc.ObjectStream[bytes], snapshot: list[Record],
