@@ -102,6 +102,13 @@ def test_a_wire_question_is_answered_with_the_form(start_inspector: Any, page: A
     form.get_by_label("blue").check()
     form.get_by_role("button", name="Submit").click()
     expect(agent_text(page).last).to_have_text("You chose: blue", timeout=WAIT)
+    # the timeline names Wire requests and events by their type
+    page.fill("#f-method", "QuestionRequest")
+    expect(page.locator("#rows .row .c-method")).to_have_text(
+        ["request QuestionRequest", "request QuestionRequest"])
+    expect(page.locator("#rows .row .c-kind")).to_have_text(["request", "response"])
+    page.fill("#f-method", "event TurnBegin")
+    expect(page.locator("#rows .row")).to_have_count(1)
 
 
 def test_an_acp_elicitation_is_answered_with_the_form(start_inspector: Any, page: Any) -> None:

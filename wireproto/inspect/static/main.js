@@ -39,7 +39,7 @@ function showDetail(rec) {
   clear($("json"));
   clear($("meaning"));
   if (rec === null) { $("detail-head").textContent = ""; return; }
-  const parts = [`#${rec.seq}`, rec.kind, rec.method, formatSize(rec.size), `t=${rec.t.toFixed(6)} s`];
+  const parts = [`#${rec.seq}`, rec.kind, rec.label, formatSize(rec.size), `t=${rec.t.toFixed(6)} s`];
   if (rec.pair) parts.push(rec.kind === "request" ? `answered by #${rec.pair.seq}` : `answers #${rec.pair.seq}`);
   if (rec.latency !== null) parts.push(`${(rec.latency * 1000).toFixed(2)} ms`);
   $("detail-head").textContent = parts.filter(Boolean).join(" \u00b7 ");

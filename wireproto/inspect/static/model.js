@@ -10,6 +10,16 @@ export function kindOf(msg) {
   return "invalid";
 }
 
+// What the timeline shows as the method: with the Wire event or request type,
+// or the ACP session update kind, which say more than "event" or "session/update".
+function labelOf(method, msg) {
+  const p = msg && typeof msg === "object" ? msg.params : null;
+  if (!p || typeof p !== "object") return method;
+  if ((method === "event" || method === "request") && typeof p.type === "string") return `${method} ${p.type}`;
+  if (method === "session/update" && p.update && typeof p.update.sessionUpdate === "string") return `${method} ${p.update.sessionUpdate}`;
+  return method;
+}
+
 function sessionOf(msg) {
   if (!msg || typeof msg !== "object") return "";
   const p = msg.params;
@@ -40,6 +50,7 @@ export class Model {
     rec.kind = rec.msg === undefined ? "invalid" : kindOf(rec.msg);
     rec.method = rec.kind === "request" || rec.kind === "notification" ? rec.msg.method : "";
     rec.id = rec.msg && typeof rec.msg === "object" && "id" in rec.msg ? rec.msg.id : undefined;
+    rec.label = labelOf(rec.method, rec.msg);
     rec.session = sessionOf(rec.msg);
     rec.pair = null;
     rec.latency = null;
@@ -53,6 +64,7 @@ export class Model {
         rec.pair = request;
         request.pair = rec;
         rec.method = request.method;
+        rec.label = request.label;
         if (!rec.session) rec.session = request.session;
         rec.latency = rec.t - request.t;
         request.latency = rec.latency;

@@ -36,7 +36,7 @@ export class Timeline {
     if (rec.seq <= this.clearedBefore) return false;
     if (f.dir && rec.dir !== f.dir) return false;
     if (f.session && rec.session.toLowerCase() !== f.session) return false;
-    if (f.method && !rec.method.toLowerCase().includes(f.method)) return false;
+    if (f.method && !rec.label.toLowerCase().includes(f.method)) return false;
     if (f.text && !this.model.searchText(rec).includes(f.text)) return false;
     return true;
   }
@@ -119,7 +119,7 @@ export class Timeline {
       el("span", { class: "c-time", text: rec.t.toFixed(3) }),
       el("span", { class: "c-dir", text: ARROW[rec.dir] || rec.dir }),
       el("span", { class: "c-kind", text: rec.kind }),
-      el("span", { class: "c-method", text: rec.method }),
+      el("span", { class: "c-method", text: rec.label }),
       el("span", { class: "c-id", text: rec.id === undefined ? "" : short(rec.id, 24) }),
       el("span", { class: "c-size", text: formatSize(rec.size) }),
       el("span", { class: "c-lat", text: latency ? `${latency} ${pairNote}` : pairNote }),
