@@ -65,8 +65,8 @@ async def http_get(url: str, path: str, headers: dict[str, str] | None = None
     """A plain HTTP/1.1 GET; returns status, headers (lower-cased) and body."""
     hostport = url.split("//", 1)[1].split("/", 1)[0]
     host, port = hostport.rsplit(":", 1)
-    fields = {"Host": hostport, "Connection": "close", **(headers or {})}
-    lines = [f"GET {path} HTTP/1.1", *(f"{k}: {v}" for k, v in fields.items())]
+    sent = {"Host": hostport, "Connection": "close", **(headers or {})}
+    lines = [f"GET {path} HTTP/1.1", *(f"{k}: {v}" for k, v in sent.items())]
     async with await anyio.connect_tcp(host, int(port)) as sock:
         await sock.send(("\r\n".join(lines) + "\r\n\r\n").encode())
         data = b""
