@@ -24,13 +24,13 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run
-from wireproto.cli.logs import LEVELS, redact, setup_logging
+from wireproto.cli.logs import LEVELS, open_private, redact, setup_logging
 from wireproto.errors import ConnectionClosed, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
@@ -125,7 +125,9 @@ def main_connect(args: argparse.Namespace) -> int:
         args.approve = "never" if args.script else "ask"
     script = None if args.script is None else _read_script(args.script)
     with contextlib.ExitStack() as files:
-        trace = files.enter_context(open(args.trace, "wb")) if args.trace else None
+        trace = None
+        if args.trace:  # (it holds every message: only its owner may read it)
+            trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
         return run(lambda: _connect(args, script, trace))
 
 

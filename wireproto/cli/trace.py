@@ -45,7 +45,7 @@ class TraceStream(anyio.abc.ObjectStream[bytes]):
         head = b'{"t":%.6f,"dir":"%s",' % (time.monotonic() - self._t0, direction.encode())
         try:
             msgspec.json.decode(body)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # (deep JSON is kept as text too)
             line = head + b'"text":' + _encode(body.decode("utf-8", "replace")) + b"}\n"
         else:
             line = head + b'"msg":' + body + b"}\n"

@@ -201,6 +201,15 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
         self._closed = True
         await self._close(1000, "")
 
+    async def close(self, code: int, reason: str) -> None:
+        """Close the connection with ``code`` and a ``reason`` the peer can show.
+
+        The reason is cut to the 123 bytes a close frame can carry.
+        """
+        self._closed = True
+        raw = reason.encode("utf-8")[:123]
+        await self._close(code, raw.decode("utf-8", "ignore"))
+
     def _convert(self, exc: wsexc.WebSocketException, *, sending: bool) -> Exception:
         """The single conversion point from websockets errors to anyio ones."""
         if isinstance(exc, wsexc.ConcurrencyError):
