@@ -49,7 +49,7 @@ def _main_selfcheck(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from wireproto.cli import bridge, connect, demo, serve
+    from wireproto.cli import bridge, connect, demo, inspect, serve
     from wireproto.host import bridge_cmd
 
     parser = argparse.ArgumentParser(
@@ -67,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_parser(sub)
     bridge_cmd.add_parser(sub)
     demo.add_parser(sub)
+    inspect.add_parser(sub)
     check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
     check.set_defaults(func=_main_selfcheck)
     return parser
