@@ -1,0 +1,179 @@
+"""``wireproto proxy --serve acp|wire -- CMD ...``: serve any agent over any protocol.
+
+CMD is the backend agent, spawned over its stdio (its stderr goes to the
+log). The front is this process's stdin/stdout, or websocket with ``--ws``
+(one backend per connection; security as for ``acp --ws``).
+
+* Same protocol on both sides (``--serve acp`` to an ACP agent, ``wire`` to
+  a Wire agent): the transparent relay of :mod:`wireproto.proxy.relay`,
+  every message passed on unchanged; ``--trace FILE`` records them in the
+  ``connect --trace`` format (``send``: client to agent).
+* Different protocols: the translating proxy of :mod:`wireproto.proxy`
+  (see docs/proxy.md for the mapping).
+
+``--agent-protocol auto`` (the default) probes CMD once with an
+``initialize`` (:mod:`wireproto.proxy.probe`). The Wire SDK's spawn form
+works too: ``wireproto proxy [--session ID] --work-dir DIR --wire -- CMD``
+(``--wire`` means ``--serve wire``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import anyio
+import anyio.abc
+
+from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.listen import Listener, add_ws_options, serve_listener
+from wireproto.cli.logs import LEVELS, setup_logging
+
+if TYPE_CHECKING:  # imported when serving: building the parser stays light
+    from wireproto.proxy.relay import Observer
+    from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
+
+__all__ = ["add_parser", "main_proxy"]
+
+log = logging.getLogger(__name__)
+
+CHILD_SHUTDOWN_STEP = 2.0
+"""Seconds each step of a backend's shutdown (EOF, SIGTERM, SIGKILL) may take."""
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``proxy`` subcommand."""
+    parser = sub.add_parser(
+        "proxy", help="serve any agent over ACP or Wire (translating, or a recording relay)",
+        usage="wireproto proxy --serve {acp,wire} [options] -- CMD [ARG ...]",
+        description="Spawn the agent CMD and serve it over the protocol chosen with --serve, "
+                    "translating between ACP and Wire when CMD speaks the other one, or "
+                    "relaying every message unchanged (and recording it with --trace) when "
+                    "it speaks the same.",
+    )
+    parser.add_argument("--serve", choices=("acp", "wire"),
+                        help="the protocol the proxy's clients speak")
+    parser.add_argument("--wire", action="store_true",
+                        help="the Wire SDK's spawn form: the same as --serve wire")
+    parser.add_argument("--agent-protocol", choices=("acp", "wire", "auto"), default="auto",
+                        help="the protocol CMD speaks (default: auto, probed with an "
+                             "initialize)")
+    parser.add_argument("--trace", metavar="FILE",
+                        help="record every relayed message as JSON Lines (same protocol on "
+                             "both sides only)")
+    parser.add_argument("--session", metavar="ID",
+                        help="Wire front: load or resume this backend session")
+    parser.add_argument("--work-dir", metavar="DIR",
+                        help="Wire front: the session's working directory (default: the "
+                             "current one)")
+    parser.add_argument("--model", metavar="M", help=argparse.SUPPRESS)
+    parser.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--yolo", action="store_true",
+                        help="Wire front: approve every approval without asking the client")
+    parser.add_argument("--log-level", choices=LEVELS, default="info",
+                        help="stderr log level (default: info)")
+    add_ws_options(parser)
+    parser.add_argument("cmd", nargs="*", metavar="CMD", help="the agent command (after --)")
+    parser.set_defaults(func=main_proxy)
+
+
+def main_proxy(args: argparse.Namespace) -> int:
+    """Run ``wireproto proxy``; returns the exit status."""
+    setup_logging("proxy", args.log_level)
+    cmd = list(args.cmd)
+    if not cmd:
+        raise CliError("give the agent command after --, e.g. "
+                       "'wireproto proxy --serve acp -- kimi --wire'")
+    serve = "wire" if args.wire else args.serve
+    if serve is None:
+        raise CliError("say which protocol to serve: --serve acp or --serve wire")
+    if args.wire and args.serve == "acp":
+        raise CliError("--wire (the Wire SDK's spawn form) serves Wire: drop --serve acp")
+    backend = args.agent_protocol
+    if backend == "auto":
+        backend = anyio.run(_probe, cmd, backend="asyncio")
+    if backend != serve and args.trace:
+        raise CliError("--trace records a relay: it needs the same protocol on both sides "
+                       f"(here {serve} in front of a {backend} agent)")
+    if backend == serve:
+        return _main_relay(args, cmd, serve)
+    raise CliError(f"translating {backend} to {serve} is not available yet")
+
+
+async def _probe(cmd: list[str]) -> str:
+    from wireproto.proxy.probe import ProbeError, probe_protocol
+
+    try:
+        return await probe_protocol(cmd)
+    except ProbeError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot start {cmd[0]}: {exc}") from None
+
+
+def _main_relay(args: argparse.Namespace, cmd: list[str], protocol: str) -> int:
+    with contextlib.ExitStack() as files:
+        try:
+            sink = files.enter_context(open(args.trace, "wb")) if args.trace else None
+        except OSError as exc:
+            raise CliError(f"cannot open the trace file: {exc}") from None
+        observers = _observers(sink)
+        log.info("proxy: relaying %s unchanged to %s", protocol.upper(), cmd[0])
+        if args.ws is None:
+            return run(lambda: _relay_stdio(cmd, observers))
+        listener = Listener.from_args(args)
+
+        async def handler(ws: WebSocketStream, request: WebSocketRequest,
+                          stop: anyio.Event) -> None:
+            await _relay_one(ws, cmd, observers, stop)
+
+        return run(lambda: serve_listener(listener, handler, "proxy"))
+
+
+def _observers(sink: BinaryIO | None) -> list[Observer]:
+    if sink is None:
+        return []
+    from wireproto.cli.trace import TraceWriter
+
+    return [TraceWriter(sink)]
+
+
+async def _relay_one(front: anyio.abc.ObjectStream[bytes], cmd: list[str],
+                     observers: list[Observer], stop: anyio.Event) -> None:
+    from wireproto.proxy.relay import relay
+    from wireproto.transports.subprocess import open_subprocess
+
+    try:
+        child_cm = open_subprocess(cmd, stderr="log", shutdown_timeout=CHILD_SHUTDOWN_STEP,
+                                   start_new_session=True)
+        async with child_cm as child:
+            log.info("proxy: %s started (pid %d)", cmd[0], child.pid)
+            async with anyio.create_task_group() as tg:
+
+                async def until_stop() -> None:
+                    await stop.wait()
+                    await child.send_eof()  # the agent finishes; its end ends the relay
+
+                tg.start_soon(until_stop)
+                await relay(front, child, observers)
+                tg.cancel_scope.cancel()
+        log.info("proxy: %s (pid %d) exited with status %s", cmd[0], child.pid,
+                 child.returncode)
+    except OSError as exc:
+        raise CliError(f"cannot start {cmd[0]}: {exc}") from None
+
+
+async def _relay_stdio(cmd: list[str], observers: list[Observer]) -> int:
+    from wireproto.transports.stdio import open_stdio
+
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        await tg.start(watch_signals, stop, tg.cancel_scope)
+        async with open_stdio() as front:
+            await _relay_one(front, cmd, observers, stop)
+        tg.cancel_scope.cancel()
+    log.info("stopped")
+    return 0
