@@ -100,7 +100,7 @@ def main_proxy(args: argparse.Namespace) -> int:
                        f"(here {serve} in front of a {backend} agent)")
     if backend == serve:
         return _main_relay(args, cmd, serve)
-    raise CliError(f"translating {backend} to {serve} is not available yet")
+    return _main_translate(args, cmd, serve)
 
 
 async def _probe(cmd: list[str]) -> str:
@@ -177,3 +177,41 @@ async def _relay_stdio(cmd: list[str], observers: list[Observer]) -> int:
         tg.cancel_scope.cancel()
     log.info("stopped")
     return 0
+
+
+def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int:
+    if serve != "acp":
+        raise CliError("serving Wire in front of an ACP agent is not available yet; "
+                       "use an ACP client, or a Wire agent behind --serve wire")
+    from wireproto.agent.runtime import Runtime
+    from wireproto.agent.store import SessionStore, wireproto_home
+    from wireproto.proxy.wireback import WireBackedAgent
+
+    agent = WireBackedAgent(cmd)
+    runtime = Runtime(agent, SessionStore(wireproto_home() / "proxy-sessions"))
+    log.info("proxy: serving ACP, translated to the Wire agent %s", cmd[0])
+
+    async def serve_one(stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event) -> None:
+        from wireproto.adapters.acp import serve_acp
+
+        await serve_acp(runtime, stream, stop=stop)
+
+    async def main_stdio() -> int:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            await tg.start(watch_signals, stop, tg.cancel_scope)
+            async with agent.running():
+                await serve_one(None, stop)
+            tg.cancel_scope.cancel()
+        log.info("stopped")
+        return 0
+
+    if args.ws is None:
+        return run(main_stdio)
+    listener = Listener.from_args(args)
+
+    async def handler(ws: WebSocketStream, request: WebSocketRequest, stop: anyio.Event) -> None:
+        async with agent.running():
+            await serve_one(ws, stop)
+
+    return run(lambda: serve_listener(listener, handler, "proxy"))
