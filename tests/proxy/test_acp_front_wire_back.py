@@ -141,3 +141,33 @@ async def test_load_respawns_and_replays_and_list_comes_from_the_proxy(tmp_path:
         assert _text(updates) == "You said: again"
     stored = (tmp_path / "home" / "sessions" / f"{sid}.jsonl").read_text()
     assert "remember me" in stored and "again" in stored
+
+
+AGENT = ("--agent", "proxy_wire_agent:agent")
+
+
+async def test_usage_steps_failed_tools_and_max_steps(tmp_path: Path) -> None:
+    async with proxied(tmp_path, *AGENT) as acp:
+        sid = (await acp.new_session(str(tmp_path))).session_id
+        stop, updates = await _turn(acp, sid, "go")
+        assert stop == "end_turn"
+        usage = [u for u in updates if isinstance(u, s.UsageUpdate)]
+        assert usage and (usage[0].used, usage[0].size) == (1200, 8000)
+        failed = [u for u in updates if isinstance(u, s.ToolCallProgress)
+                  and u.status == "failed"]
+        assert failed and "no match" in str(failed[0].content)
+        started = [u for u in updates if isinstance(u, s.ToolCall)]
+        assert started[0].raw_input == {"pattern": "x"}
+        assert _text(updates) == "step onestep two"
+        # max_steps_reached -> max_turn_requests
+        stop, _ = await _turn(acp, sid, "limit")
+        assert stop == "max_turn_requests"
+
+
+async def test_question_without_elicitation_is_dismissed_and_logged(tmp_path: Path) -> None:
+    async with proxied(tmp_path, *AGENT) as acp:
+        sid = (await acp.new_session(str(tmp_path))).session_id
+        stop, updates = await _turn(acp, sid, "ask")
+        assert (stop, _text(updates)) == ("end_turn", "answer: []")
+    logs = "".join(p.read_text() for p in (tmp_path / "home" / "logs").glob("proxy-*.log"))
+    assert logs.count("questions cannot be translated") == 1
