@@ -180,28 +180,48 @@ async def _relay_stdio(cmd: list[str], observers: list[Observer]) -> int:
 
 
 def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int:
-    if serve != "acp":
-        raise CliError("serving Wire in front of an ACP agent is not available yet; "
-                       "use an ACP client, or a Wire agent behind --serve wire")
+    from wireproto.agent.api import Agent
     from wireproto.agent.runtime import Runtime
     from wireproto.agent.store import SessionStore, wireproto_home
+    from wireproto.proxy.acpback import AcpBackedAgent
     from wireproto.proxy.wireback import WireBackedAgent
 
-    agent = WireBackedAgent(cmd)
-    runtime = Runtime(agent, SessionStore(wireproto_home() / "proxy-sessions"))
-    log.info("proxy: serving ACP, translated to the Wire agent %s", cmd[0])
+    records = wireproto_home() / "proxy-sessions"
+    if serve == "wire" and args.ws and args.session:
+        raise CliError("--session cannot be combined with --ws: each connection chooses its "
+                       "session with ?session=ID")
 
-    async def serve_one(stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event) -> None:
-        from wireproto.adapters.acp import serve_acp
+    def make() -> tuple[Agent, Any]:
+        if serve == "acp":
+            wire_agent = WireBackedAgent(cmd)
+            return wire_agent, wire_agent.running()
+        acp_agent = AcpBackedAgent(cmd, ids_file=records / "acp-backend-ids.json")
+        return acp_agent, acp_agent.running()
 
-        await serve_acp(runtime, stream, stop=stop)
+    log.info("proxy: serving %s, translated to the %s agent %s", serve.upper(),
+             "Wire" if serve == "acp" else "ACP", cmd[0])
+
+    async def serve_one(stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event,
+                        session: str | None) -> None:
+        agent, running = make()
+        runtime = Runtime(agent, SessionStore(records))
+        async with running:
+            if serve == "acp":
+                from wireproto.adapters.acp import serve_acp
+
+                await serve_acp(runtime, stream, stop=stop)
+            else:
+                from wireproto.adapters.wire import serve_wire
+
+                await serve_wire(runtime, stream, session_id=session, work_dir=args.work_dir,
+                                 yolo=args.yolo, model=args.model, thinking=args.thinking,
+                                 stop=stop)
 
     async def main_stdio() -> int:
         stop = anyio.Event()
         async with anyio.create_task_group() as tg:
             await tg.start(watch_signals, stop, tg.cancel_scope)
-            async with agent.running():
-                await serve_one(None, stop)
+            await serve_one(None, stop, args.session)
             tg.cancel_scope.cancel()
         log.info("stopped")
         return 0
@@ -211,7 +231,8 @@ def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int
     listener = Listener.from_args(args)
 
     async def handler(ws: WebSocketStream, request: WebSocketRequest, stop: anyio.Event) -> None:
-        async with agent.running():
-            await serve_one(ws, stop)
+        from wireproto.cli.serve import _options
+
+        await serve_one(ws, stop, _options(request.path).get("session"))
 
     return run(lambda: serve_listener(listener, handler, "proxy"))

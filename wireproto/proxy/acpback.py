@@ -1,0 +1,393 @@
+"""The proxy agent in front of an ACP agent: Wire (or any neutral front) -> ACP.
+
+Theory of operation
+-------------------
+:class:`AcpBackedAgent` is a neutral :class:`~wireproto.agent.api.Agent`;
+serve it with :func:`~wireproto.adapters.wire.serve_wire` inside
+``async with agent.running():``, which owns the one backend process (spawned
+at the first session, initialized once, shared by the sessions of the
+front connection).
+
+* **Sessions.** A new front session creates a backend ACP session
+  (``session/new`` with the front's work dir); the front id -> backend id
+  pairs are kept in a small JSON file (``ids_file``) so a later
+  ``--session ID`` can ``session/resume`` (else ``session/load``) the same
+  backend session. A backend advertising neither answers a clear error.
+* **Turns.** A front prompt becomes ``session/prompt``; the updates are
+  translated by :data:`UPDATE_RULES` into calls on the front turn; the ACP
+  stop reason becomes the neutral one (:data:`STOP_OF_ACP`). A front cancel
+  sends ``session/cancel`` and waits for the backend's answer. Steering has
+  no ACP counterpart: steer input is queued and sent as the next
+  ``session/prompt`` of the same front turn, once the backend's turn ended.
+* **Permissions** become front approvals: ``allow_once`` / ``allow_always``
+  / ``reject_once`` options are chosen for allow once / for the session /
+  reject (the nearest option of another kind when one is missing). ACP has
+  no approval feedback: it is dropped (logged once).
+* ``fs/*`` and ``terminal/*`` are not advertised to the backend (a Wire
+  client has no file system): the backend uses its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+from msgspec import UNSET
+
+from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientstate import SessionEvent
+from wireproto.adapters.acp.translate import block_out
+from wireproto.agent.api import Agent, AgentInfo, Decision, Session, SlashCommand
+from wireproto.agent.content import Diff, Text, ToolContent
+from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
+from wireproto.agent.turn import ToolCall, Turn
+from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.refusals import refuse_once
+from wireproto.transports.subprocess import open_subprocess
+
+__all__ = ["OPTION_KINDS", "STOP_OF_ACP", "UPDATE_RULES", "AcpBackedAgent"]
+
+log = logging.getLogger(__name__)
+
+STOP_OF_ACP: dict[str, StopReason] = {
+    "end_turn": StopReason.END_TURN,
+    "cancelled": StopReason.CANCELLED,
+    "max_tokens": StopReason.MAX_TOKENS,
+    "max_turn_requests": StopReason.MAX_STEPS,
+    "refusal": StopReason.REFUSAL,
+}
+"""ACP stop reason -> neutral stop reason (unknown -> end of turn)."""
+
+OPTION_KINDS: dict[Decision, tuple[str, ...]] = {
+    Decision.ALLOW_ONCE: ("allow_once", "allow_always"),
+    Decision.ALLOW_SESSION: ("allow_always", "allow_once"),
+    Decision.REJECT: ("reject_once", "reject_always"),
+}
+"""Neutral decision -> the permission option kinds to choose, best first."""
+
+_STATUS = {"pending": ToolStatus.PENDING, "in_progress": ToolStatus.IN_PROGRESS,
+           "completed": ToolStatus.COMPLETED, "failed": ToolStatus.FAILED}
+
+
+class AcpBackedAgent(Agent):
+    """Forward every session to one ACP agent process.
+
+    Args:
+        cmd: the ACP agent's command.
+        env: its environment (default: ours).
+        ids_file: where front -> backend session ids are remembered (none: in memory).
+        name: the agent's name as shown to the front client.
+    """
+
+    supports_delete = False
+    supports_plan_mode = False
+
+    def __init__(self, cmd: Sequence[str], *, env: Mapping[str, str] | None = None,
+                 ids_file: Path | None = None, name: str = "wireproto-proxy") -> None:
+        from wireproto import __version__
+
+        self.cmd = list(cmd)
+        self.env = env
+        self.ids_file = ids_file
+        self.info = AgentInfo(  # type: ignore[misc]
+            name=name, version=__version__, title=f"{name} (ACP backend)")
+        self.commands = ()  # type: ignore[misc]
+        self.client: ClientConnection | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._ids: dict[str, str] = {}
+        self._turns: dict[str, Turn] = {}
+        self._calls: dict[str, dict[str, ToolCall]] = {}
+        self._stop = anyio.Event()
+
+    # ------------------------------------------------------------ lifecycle
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[AcpBackedAgent]:
+        """Own the backend process while serving; it is stopped on exit."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                self._tg = None
+                self._stop.set()
+
+    async def _backend(self) -> ClientConnection:
+        if self.client is not None:
+            return self.client
+        if self._tg is None:
+            raise RuntimeError("serve the proxy agent inside 'async with agent.running()'")
+        await self._tg.start(self._run_backend)
+        assert self.client is not None
+        return self.client
+
+    async def _run_backend(self, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        started = False
+        try:
+            async with open_subprocess(self.cmd, env=self.env, stderr="log",
+                                       start_new_session=True, shutdown_timeout=2.0) as child:
+                log.info("proxy: %s started (pid %d)", self.cmd[0], child.pid)
+                async with ClientConnection(child, on_permission=self._on_permission,
+                                            on_update=self._on_update,
+                                            name="acp backend") as client:
+                    await client.initialize()
+                    self.client = client
+                    task_status.started()
+                    started = True
+                    async with anyio.create_task_group() as tg:
+
+                        async def closed() -> None:
+                            await client.wait_closed()
+                            tg.cancel_scope.cancel()
+
+                        tg.start_soon(closed)
+                        await self._stop.wait()
+                        tg.cancel_scope.cancel()
+                    await child.send_eof()
+        except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
+            if not started:
+                raise RpcError(-32603, f"cannot start the backend agent {self.cmd[0]}: {exc}; "
+                                      "check the command given after --") from None
+            log.warning("proxy: the backend ended: %s", exc)
+        finally:
+            self.client = None
+
+    def _load_ids(self) -> None:
+        if self.ids_file is not None and not self._ids:
+            try:
+                self._ids = dict(json.loads(self.ids_file.read_text()))
+            except (OSError, ValueError):
+                self._ids = {}
+
+    def _save_ids(self) -> None:
+        if self.ids_file is not None:
+            self.ids_file.parent.mkdir(parents=True, exist_ok=True)
+            self.ids_file.write_text(json.dumps(self._ids))
+
+    async def session_started(self, session: Session, how: str) -> None:
+        """Create the backend session, or resume / load the one paired with this id."""
+        client = await self._backend()
+        self._load_ids()
+        known = self._ids.get(session.id)
+        caps = client.agent_capabilities
+        if how != "new" and known is None:
+            raise RpcError(-32002, f"session {session.id} has no backend session; "
+                                   "start a new session instead")
+        if known is not None and how != "new":
+            if caps.session_capabilities.resume not in (UNSET, None):
+                await client.resume_session(known, session.cwd)
+            elif caps.load_session:
+                await client.load_session(known, session.cwd)
+            else:
+                raise RpcError(-32601, refuse_once(
+                    "session resume", "the ACP agent advertises neither session/resume nor "
+                    "session/load; start a new session instead"))
+        else:
+            known = (await client.new_session(session.cwd)).session_id
+            self._ids[session.id] = known
+            self._save_ids()
+        session.state["proxy.backend_id"] = known
+        self._calls[known] = {}
+        commands = client.sessions[known].available_commands if known in client.sessions \
+            else []
+        if commands:
+            self._set_commands(commands)
+
+    def _set_commands(self, commands: Sequence[s.AvailableCommand]) -> None:
+        self.commands = tuple(  # type: ignore[misc]
+            SlashCommand(c.name, c.description or c.name) for c in commands)
+
+    async def session_closed(self, session: Session) -> None:
+        """Forget the session's turn state (the backend session stays stored)."""
+        backend_id = session.state.get("proxy.backend_id")
+        if isinstance(backend_id, str):
+            self._turns.pop(backend_id, None)
+            self._calls.pop(backend_id, None)
+
+    # ---------------------------------------------------------------- turns
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        """Run the prompt on the backend session; steer input becomes the next prompt."""
+        client = self.client
+        backend_id = turn.session.state.get("proxy.backend_id")
+        if client is None or not isinstance(backend_id, str):
+            raise RpcError(-32603, "the backend agent has exited; restart the proxy")
+        self._turns[backend_id] = turn
+        self._calls[backend_id] = {}
+        stop = StopReason.END_TURN
+        try:
+            blocks = [block_out(b) for b in turn.prompt]
+            while True:
+                stop = await self._one_prompt(client, backend_id, turn, blocks)
+                if turn.cancelled or stop is StopReason.CANCELLED:
+                    return StopReason.CANCELLED
+                steering = await turn.take_steering()
+                if not steering:
+                    return stop
+                blocks = [block_out(b) for content in steering for b in content]
+        finally:
+            self._turns.pop(backend_id, None)
+
+    async def _one_prompt(self, client: ClientConnection, backend_id: str, turn: Turn,
+                          blocks: list[s.ContentBlock]) -> StopReason:
+        reason: list[str] = []
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tg:
+
+                async def run() -> None:
+                    async with client.prompt(backend_id, blocks) as acp_turn:
+                        async for _ in acp_turn:
+                            pass  # updates are translated by on_update, in order
+                    reason.append(acp_turn.stop_reason or "end_turn")
+                    tg.cancel_scope.cancel()
+
+                async def watch() -> None:
+                    await turn.wait_cancelled()
+                    await client.cancel(backend_id)
+
+                tg.start_soon(run)
+                tg.start_soon(watch)
+        return STOP_OF_ACP.get(reason[0] if reason else "", StopReason.END_TURN)
+
+    # --------------------------------------------------------------- updates
+
+    async def _on_update(self, event: SessionEvent) -> None:
+        session_id, update, replay = event.session_id, event.update, event.replay
+        if isinstance(update, s.AvailableCommandsUpdate):
+            self._set_commands(update.available_commands)
+            return
+        turn = self._turns.get(session_id)
+        if replay or turn is None or turn.cancelled:
+            return
+        rule = UPDATE_RULES.get(type(update))
+        if rule is None:
+            refuse_once(f"ACP update {getattr(update, 'session_update', type(update).__name__)}",
+                        "it has no counterpart for this front client; dropped")
+            return
+        try:
+            await rule(self._calls.setdefault(session_id, {}), turn, update)
+        except ConnectionClosed:
+            log.info("proxy: the front client is gone; update dropped")
+
+    async def _on_permission(self, request: s.RequestPermissionRequest) -> Any:
+        turn = self._turns.get(request.session_id)
+        if turn is None:
+            return s.CancelledPermissionOutcome()
+        calls = self._calls.setdefault(request.session_id, {})
+        tc = request.tool_call
+        call = calls.get(tc.tool_call_id)
+        title = tc.title if isinstance(tc.title, str) else "tool call"
+        if call is None:
+            call = await turn.start_tool(title, title, id=tc.tool_call_id)
+            calls[tc.tool_call_id] = call
+        content = _content(tc.content if isinstance(tc.content, list) else [])
+        approval = await turn.request_approval(call, title, title, content)
+        if approval.feedback and not approval.allowed:
+            refuse_once("approval feedback", "ACP permissions carry no feedback; dropped")
+        for kind in OPTION_KINDS[approval.decision]:
+            for option in request.options:
+                if option.kind == kind:
+                    return option.option_id
+        return s.CancelledPermissionOutcome()
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _content(items: Sequence[Any]) -> list[ToolContent]:
+    out: list[ToolContent] = []
+    for item in items:
+        if isinstance(item, s.Diff):
+            old = item.old_text if isinstance(item.old_text, str) else None
+            out.append(Diff(path=item.path, new_text=item.new_text, old_text=old))
+        elif isinstance(item, s.Content) and isinstance(item.content, s.TextContent):
+            out.append(Text(item.content.text))
+        elif isinstance(item, s.Terminal):
+            out.append(Text(f"[terminal {item.terminal_id}]"))  # Wire has no terminals
+    return out
+
+
+def _chunk_text(update: Any) -> str | None:
+    content = update.content
+    return content.text if isinstance(content, s.TextContent) else None
+
+
+async def _message(calls: dict[str, ToolCall], turn: Turn, update: Any) -> None:
+    text = _chunk_text(update)
+    if text:
+        await turn.say(text)
+
+
+async def _thought(calls: dict[str, ToolCall], turn: Turn, update: Any) -> None:
+    text = _chunk_text(update)
+    if text:
+        await turn.think(text)
+
+
+def _kind(value: Any) -> ToolKind:
+    try:
+        return ToolKind(value)
+    except ValueError:
+        return ToolKind.OTHER
+
+
+async def _tool_call(calls: dict[str, ToolCall], turn: Turn, update: s.ToolCall) -> None:
+    name = update.name if isinstance(update.name, str) else update.title
+    status = _STATUS.get(update.status if isinstance(update.status, str) else "",
+                         ToolStatus.PENDING)
+    raw = update.raw_input if update.raw_input is not UNSET else None
+    final = status in (ToolStatus.COMPLETED, ToolStatus.FAILED)
+    call = await turn.start_tool(name, update.title, kind=_kind(update.kind),
+                                 id=update.tool_call_id, raw_input=raw,
+                                 status=ToolStatus.IN_PROGRESS if final else status)
+    calls[update.tool_call_id] = call
+    if final or isinstance(update.content, list):
+        await _progress(calls, turn, update)
+
+
+async def _progress(calls: dict[str, ToolCall], turn: Turn, update: Any) -> None:
+    call = calls.get(update.tool_call_id)
+    if call is None:
+        title = update.title if isinstance(update.title, str) else "tool call"
+        call = calls[update.tool_call_id] = await turn.start_tool(title, title,
+                                                                  id=update.tool_call_id)
+    status = _STATUS.get(update.status) if isinstance(update.status, str) else None
+    content = _content(update.content) if isinstance(update.content, list) else None
+    await call.update(status=status, content=content,
+                      title=update.title if isinstance(update.title, str) else None)
+    if status in (ToolStatus.COMPLETED, ToolStatus.FAILED):
+        calls.pop(update.tool_call_id, None)
+
+
+async def _plan(calls: dict[str, ToolCall], turn: Turn, update: s.Plan) -> None:
+    await turn.plan([PlanEntry(e.content, e.status, e.priority) for e in update.entries])
+
+
+async def _usage(calls: dict[str, ToolCall], turn: Turn, update: s.UsageUpdate) -> None:
+    cost = update.cost if isinstance(update.cost, s.Cost) else None
+    await turn.usage(used=update.used, size=update.size,
+                     cost=cost.amount if cost else None, currency=cost.currency if cost else None)
+
+
+async def _nothing(calls: dict[str, ToolCall], turn: Turn, update: Any) -> None:
+    return None
+
+
+UPDATE_RULES: dict[type, Callable[[dict[str, ToolCall], Turn, Any], Awaitable[None]]] = {
+    s.AgentMessageChunk: _message,
+    s.AgentThoughtChunk: _thought,
+    s.ToolCall: _tool_call,
+    s.ToolCallProgress: _progress,
+    s.Plan: _plan,
+    s.UsageUpdate: _usage,
+    s.UserMessageChunk: _nothing,  # the front shows its own prompt
+    s.SessionInfoUpdate: _nothing,  # the proxy keeps its own title
+}
+"""ACP update type -> what it does to the front turn (others: refused once, dropped)."""
