@@ -71,6 +71,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--model", metavar="M", help=argparse.SUPPRESS)
     parser.add_argument("--thinking", action=argparse.BooleanOptionalAction, default=None,
                         help=argparse.SUPPRESS)
+    for ignored in ("--agent-file", "--skills-dir"):  # the Wire SDK's, meaningless here
+        parser.add_argument(ignored, metavar="PATH", help=argparse.SUPPRESS)
     parser.add_argument("--yolo", action="store_true",
                         help="Wire front: approve every approval without asking the client")
     parser.add_argument("--log-level", choices=LEVELS, default="info",
