@@ -3,9 +3,10 @@
 //
 // Usage: node ts_proxy_client.mjs '<agent command as a JSON array>' <workdir> '<steps JSON>'
 //
-// A step is {prompt, permission?: "allow_once"|"reject_once", cancel?: true}: the prompt
-// is sent, permission requests are answered with the option of that kind, and with
-// cancel a session/cancel is sent at the first agent text. After the steps the session
+// A step is {prompt, permission?: "allow_once"|"reject_once"|"cancel", cancel?: true}: the
+// prompt is sent, permission requests are answered with the option of that kind (with
+// "cancel": a session/cancel is sent instead and the request is left to the agent to
+// abandon), and with cancel a session/cancel is sent at the first agent text. After the steps the session
 // is loaded again (session/load) and the replayed updates are counted. One JSON summary
 // is printed on stdout.
 
@@ -32,9 +33,18 @@ const app = acp
       fire();
     }
   })
-  .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
+  .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
     const kind = current?.permission ?? "reject_once";
     current.asked.push(params.options.map((o) => o.kind));
+    if (kind === "cancel") {
+      await current.ctx.notify(acp.methods.agent.session.cancel, { sessionId: params.sessionId });
+      await new Promise((resolve) => {
+        if (signal.aborted) resolve();
+        signal.addEventListener("abort", resolve, { once: true });
+        setTimeout(resolve, 5000); // agents that answer the cancel without abandoning it
+      });
+      return { outcome: { outcome: "cancelled" } };
+    }
     const option = params.options.find((o) => o.kind === kind);
     return { outcome: { outcome: "selected", optionId: option.optionId } };
   });
@@ -50,7 +60,7 @@ await app.connectWith(stream, async (ctx) => {
   summary.sessionId = sessionId;
   for (const step of stepsJson) {
     const before = updates.length;
-    current = { permission: step.permission, asked: [], onText: null };
+    current = { permission: step.permission, asked: [], onText: null, ctx };
     if (step.cancel) {
       current.onText = () => ctx.notify(acp.methods.agent.session.cancel, { sessionId });
     }

@@ -3,9 +3,10 @@
 // Usage: node wire_sdk_client.mjs <executable> <absolute workdir> '<JSON list of steps>'
 //
 // The SDK spawns "<executable> --session ID --work-dir DIR --wire ..." (its own
-// convention). Each step is {prompt, approve?: "approve"|"reject"|..., interrupt?: true}:
-// the prompt is sent, approvals are answered as told, and with interrupt the turn
-// is interrupted at its first text. One JSON summary is printed on stdout for the
+// convention). Each step is {prompt, approve?: "approve"|"reject"|"interrupt", interrupt?:
+// true}: the prompt is sent, approvals are answered as told ("interrupt": the turn is
+// interrupted instead of answering), and with interrupt the turn is interrupted at its
+// first text. One JSON summary is printed on stdout for the
 // Python test to check.
 
 import { createSession } from "@moonshot-ai/kimi-agent-sdk";
@@ -29,7 +30,11 @@ for (const step of steps) {
       }
     } else if (event.type === "ApprovalRequest") {
       record.approvals.push({ sender: event.payload.sender, action: event.payload.action });
-      await turn.approve(event.payload.id, step.approve ?? "reject");
+      if (step.approve === "interrupt") {
+        await turn.interrupt();
+      } else {
+        await turn.approve(event.payload.id, step.approve ?? "reject");
+      }
     }
   }
   const result = await turn.result;
