@@ -94,6 +94,7 @@ async def _pump(
     direction: Direction,
     observe: _Observers,
 ) -> None:
+    try_send = getattr(sink, "try_send", None)  # a direct write, when the sink has one
     while True:
         try:
             data = await source.receive()
@@ -106,7 +107,11 @@ async def _pump(
         if observe.live:
             observe(RelayedMessage(direction, data, time.monotonic()))
         try:
-            await sink.send(data)
+            if try_send is not None and try_send(data):
+                if getattr(sink, "needs_flush", False):  # part of it is still unwritten
+                    await getattr(sink, "send_many")(())  # noqa: B009 (not on every stream)
+            else:
+                await sink.send(data)
         except _ENDED:
             return
 
