@@ -16,11 +16,13 @@ import pytest
 from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.client import WireClient
 from wireproto.adapters.wire.display import TodoDisplayBlock
+from wireproto.adapters.wire.methods import ExternalTool
 from wireproto.transports.subprocess import open_subprocess
 
 pytestmark = pytest.mark.anyio
 
 WIREPROTO = [sys.executable, "-m", "wireproto"]
+HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 
 
 @asynccontextmanager
@@ -102,3 +104,32 @@ async def test_cancel_and_resume_with_session(tmp_path: Path) -> None:
         assert replay is not None
         assert "You said: after" in _text(wire.take_events())
         assert (await wire.prompt("third")).status == "finished"
+
+
+async def test_external_tools_reach_the_acp_backend_as_an_mcp_server(tmp_path: Path) -> None:
+    helpers = HELPERS
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home"),
+           "PYTHONPATH": os.pathsep.join([str(helpers), os.environ.get("PYTHONPATH", "")])}
+    seen: list[Any] = []
+
+    async def lookup(arguments: Any) -> str:
+        seen.append(arguments)
+        return f"value of {arguments['key']}"
+
+    tool = ExternalTool(name="lookup", description="Look a key up",
+                        parameters={"type": "object", "properties": {"key": {"type": "string"}},
+                                    "required": ["key"]})
+    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
+           "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
+           "--allow-client-stdio-mcp"]
+    async with open_subprocess(cmd, env=env, stderr="log") as child, \
+            WireClient(child, external_tools={"lookup": (tool, lookup)}) as wire:
+        await wire.initialize()
+        result = await wire.prompt('/call lookup {"key": "k1"}')
+        assert result.status == "finished"
+        events = wire.take_events()
+    assert seen == [{"key": "k1"}]
+    assert _text(events) == "tools ['lookup']; lookup -> value of k1"
+    calls = [e for e in events if isinstance(e, m.ToolCall)]
+    results = [e for e in events if isinstance(e, m.ToolResult)]
+    assert len(calls) == 1 and [r.tool_call_id for r in results] == [calls[0].id]

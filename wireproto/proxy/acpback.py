@@ -23,6 +23,10 @@ front connection).
   / ``reject_once`` options are chosen for allow once / for the session /
   reject (the nearest option of another kind when one is missing). ACP has
   no approval feedback: it is dropped (logged once).
+* **External tools** declared by a Wire front client are offered to the
+  backend as one stdio MCP server per session (:mod:`wireproto.proxy.tools`,
+  the host's MCP bridge); a call reaches the front client as a
+  ``ToolCallRequest`` for the backend's tool call of that name.
 * ``fs/*`` and ``terminal/*`` are not advertised to the backend (a Wire
   client has no file system): the backend uses its own.
 """
@@ -44,15 +48,17 @@ from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientstate import SessionEvent
 from wireproto.adapters.acp.translate import block_out
-from wireproto.agent.api import Agent, AgentInfo, Decision, Session, SlashCommand
+from wireproto.adapters.mcp import messages as mcp
+from wireproto.agent.api import Agent, AgentInfo, Decision, Session, SlashCommand, ToolOutcome
 from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.refusals import refuse_once
+from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
 
-__all__ = ["OPTION_KINDS", "STOP_OF_ACP", "UPDATE_RULES", "AcpBackedAgent"]
+__all__ = ["ANNOUNCE_GRACE", "OPTION_KINDS", "STOP_OF_ACP", "UPDATE_RULES", "AcpBackedAgent"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +77,10 @@ OPTION_KINDS: dict[Decision, tuple[str, ...]] = {
     Decision.REJECT: ("reject_once", "reject_always"),
 }
 """Neutral decision -> the permission option kinds to choose, best first."""
+
+ANNOUNCE_GRACE = 2.0
+"""Seconds a front tool call from the backend's MCP bridge waits for the backend's
+announcement of that tool call (it travels on another connection)."""
 
 _STATUS = {"pending": ToolStatus.PENDING, "in_progress": ToolStatus.IN_PROGRESS,
            "completed": ToolStatus.COMPLETED, "failed": ToolStatus.FAILED}
@@ -105,13 +115,16 @@ class AcpBackedAgent(Agent):
         self._turns: dict[str, Turn] = {}
         self._calls: dict[str, dict[str, ToolCall]] = {}
         self._stop = anyio.Event()
+        self._sessions: dict[str, Session] = {}
+        self._announced = anyio.Event()  # set (and replaced) at each backend tool call
+        self.bridge = ToolBridge(self)
 
     # ------------------------------------------------------------ lifecycle
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[AcpBackedAgent]:
         """Own the backend process while serving; it is stopped on exit."""
-        async with anyio.create_task_group() as tg:
+        async with anyio.create_task_group() as tg, self.bridge.running():
             self._tg = tg
             try:
                 yield self
@@ -176,24 +189,21 @@ class AcpBackedAgent(Agent):
         client = await self._backend()
         self._load_ids()
         known = self._ids.get(session.id)
-        caps = client.agent_capabilities
         if how != "new" and known is None:
             raise RpcError(-32002, f"session {session.id} has no backend session; "
                                    "start a new session instead")
-        if known is not None and how != "new":
-            if caps.session_capabilities.resume not in (UNSET, None):
-                await client.resume_session(known, session.cwd)
-            elif caps.load_session:
-                await client.load_session(known, session.cwd)
-            else:
-                raise RpcError(-32601, refuse_once(
-                    "session resume", "the ACP agent advertises neither session/resume nor "
-                    "session/load; start a new session instead"))
-        else:
-            known = (await client.new_session(session.cwd)).session_id
-            self._ids[session.id] = known
-            self._save_ids()
+        servers = self._mcp_servers(session)
+        try:
+            known = await self._open(client, session, how, known, servers)
+        except RpcError as exc:
+            if not servers or exc.code != -32602:
+                raise
+            refuse_once("external tools", f"the ACP agent refused their MCP server "
+                        f"({exc.message}); the session runs without them")
+            known = await self._open(client, session, how, known, [])
         session.state["proxy.backend_id"] = known
+        session.state["proxy.tools_offered"] = bool(servers)
+        self._sessions[session.id] = session
         self._calls[known] = {}
         commands = client.sessions[known].available_commands if known in client.sessions \
             else []
@@ -204,8 +214,89 @@ class AcpBackedAgent(Agent):
         self.commands = tuple(  # type: ignore[misc]
             SlashCommand(c.name, c.description or c.name) for c in commands)
 
+    async def _open(self, client: ClientConnection, session: Session, how: str,
+                    known: str | None, servers: list[s.McpServer]) -> str:
+        """Resume, load or create the backend session; returns its id."""
+        caps = client.agent_capabilities
+        if known is not None and how != "new":
+            if caps.session_capabilities.resume not in (UNSET, None):
+                await client.resume_session(known, session.cwd, servers)
+            elif caps.load_session:
+                await client.load_session(known, session.cwd, servers)
+            else:
+                raise RpcError(-32601, refuse_once(
+                    "session resume", "the ACP agent advertises neither session/resume nor "
+                    "session/load; start a new session instead"))
+            return known
+        known = (await client.new_session(session.cwd, servers)).session_id
+        self._ids[session.id] = known
+        self._save_ids()
+        return known
+
+    async def _offer_tools(self, client: ClientConnection, session: Session,
+                           backend_id: str) -> None:
+        """Tools declared after the backend session was made (Wire ``initialize`` comes
+        after the session opens): reopen the backend session with their MCP server."""
+        if session.state.get("proxy.tools_offered") or not self._mcp_servers(session):
+            return
+        session.state["proxy.tools_offered"] = True
+        caps = client.agent_capabilities
+        try:
+            if caps.session_capabilities.resume not in (UNSET, None):
+                await client.resume_session(backend_id, session.cwd, self._mcp_servers(session))
+            elif caps.load_session:
+                await client.load_session(backend_id, session.cwd, self._mcp_servers(session))
+            else:
+                refuse_once("external tools", "the ACP agent can neither resume nor load a "
+                            "session, so tools declared after it started are not offered")
+        except RpcError as exc:
+            refuse_once("external tools", f"the ACP agent refused their MCP server "
+                        f"({exc.message}); the session runs without them")
+
+    def _mcp_servers(self, session: Session) -> list[s.McpServer]:
+        """The bridge of the front client's tools, when it declared some."""
+        channel = session.channel
+        if channel is None or not channel.capabilities.external_tools:
+            return []
+        return [self.bridge.entry(session.id)]
+
+    def tools_of(self, session_id: str) -> list[mcp.Tool]:
+        """The front client's external tools now, as MCP tools (for the bridge)."""
+        session = self._sessions.get(session_id)
+        if session is None or session.channel is None:
+            return []
+        return [mcp.Tool(name=t.name, description=t.description, input_schema=t.parameters)
+                for t in session.channel.capabilities.external_tools.values()]
+
+    async def run_tool(self, session_id: str, name: str, arguments: dict[str, Any]) -> (
+        ToolOutcome
+    ):
+        """Run a front client tool for the backend, tied to its open tool call."""
+        session = self._sessions.get(session_id)
+        turn = session.turn if session is not None else None
+        if session is None or turn is None or session.channel is None:
+            return ToolOutcome(True, "", f"{name}: no turn is running in the front client")
+        tool = session.channel.capabilities.external_tools.get(name)
+        if tool is None:
+            return ToolOutcome(True, "", f"Tool {name} is not available")
+        backend_id = session.state.get("proxy.backend_id")
+        calls = self._calls.get(backend_id, {}) if isinstance(backend_id, str) else {}
+
+        def open_ids() -> list[str]:
+            return [cid for cid, call in calls.items() if name in call.name]
+
+        # the backend announces its call on another connection: it may arrive just after
+        with anyio.move_on_after(ANNOUNCE_GRACE):
+            while not open_ids():
+                await self._announced.wait()
+        if not open_ids():  # the backend did not announce it: show it as our own call
+            return await turn.call_tool(name, arguments)
+        return await session.channel.call_tool(session, open_ids()[-1], tool, arguments)
+
     async def session_closed(self, session: Session) -> None:
         """Forget the session's turn state (the backend session stays stored)."""
+        self._sessions.pop(session.id, None)
+        self.bridge.revoke(session.id)
         backend_id = session.state.get("proxy.backend_id")
         if isinstance(backend_id, str):
             self._turns.pop(backend_id, None)
@@ -219,6 +310,7 @@ class AcpBackedAgent(Agent):
         backend_id = turn.session.state.get("proxy.backend_id")
         if client is None or not isinstance(backend_id, str):
             raise RpcError(-32603, "the backend agent has exited; restart the proxy")
+        await self._offer_tools(client, turn.session, backend_id)
         self._turns[backend_id] = turn
         self._calls[backend_id] = {}
         stop = StopReason.END_TURN
@@ -275,6 +367,9 @@ class AcpBackedAgent(Agent):
             await rule(self._calls.setdefault(session_id, {}), turn, update)
         except ConnectionClosed:
             log.info("proxy: the front client is gone; update dropped")
+        if isinstance(update, s.ToolCall):
+            self._announced.set()
+            self._announced = anyio.Event()
 
     async def _on_permission(self, request: s.RequestPermissionRequest) -> Any:
         turn = self._turns.get(request.session_id)
