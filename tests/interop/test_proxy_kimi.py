@@ -12,7 +12,8 @@ virtual environment, ``.venv-kimi`` at the repository root (made by ``.ci/run``;
   pending, and a ``session/load`` replay (the backend respawned with ``--session ID``).
 * Kimi's ACP server (``kimi acp``, which wants an OAuth token file in the share
   dir's credentials; it is never used offline) behind ``proxy --serve wire``, driven
-  by the official Wire SDK through the same turns.
+  by the official Wire SDK through the same turns; and an external tool the Wire SDK
+  declares, which Kimi calls through the proxy's MCP bridge.
 """
 
 from __future__ import annotations
@@ -61,13 +62,13 @@ def kimi_python() -> str:
     return python
 
 
-def kimi_env(tmp_path: Path) -> dict[str, str]:
+def kimi_env(tmp_path: Path, scripts_list: list[str] = SCRIPTS) -> dict[str, str]:
     """A fresh HOME and share dir, the scripted provider's config, an offline token."""
     share, home = tmp_path / "kimi-share", tmp_path / "kimi-home"
     (share / "credentials").mkdir(parents=True)
     home.mkdir()
     scripts = tmp_path / "scripts.json"
-    scripts.write_text(json.dumps(SCRIPTS))
+    scripts.write_text(json.dumps(scripts_list))
     (share / "config.toml").write_text(
         'default_model = "scripted"\n\n[models.scripted]\nprovider = "scripted"\n'
         'model = "scripted"\nmax_context_size = 100000\n\n[providers.scripted]\n'
@@ -119,17 +120,23 @@ def test_ts_acp_client_drives_kimi_wire_through_the_proxy(
     assert summary["load"]["agentText"] == "Hello from scripted kimithe command ran"
 
 
+def kimi_acp_wrapper(tmp_path: Path, kimi_python: str) -> Path:
+    """The Wire SDK's executable: ``wireproto proxy`` in front of ``kimi acp``."""
+    exe = tmp_path / "proxy.sh"
+    proxy = [*PYTHON, "proxy", "--log-level", "warning", "--agent-protocol", "acp"]
+    kimi = [kimi_python, "-m", "kimi_cli.cli", "acp"]
+    exe.write_text(f'#!/bin/sh\nexec {shlex.join(proxy)} "$@" -- {shlex.join(kimi)}\n')
+    exe.chmod(0o755)
+    return exe
+
+
 def test_wire_sdk_drives_kimi_acp_through_the_proxy(
     node: str, node_modules: Path, kimi_python: str, tmp_path: Path
 ) -> None:
     env = kimi_env(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
-    exe = tmp_path / "proxy.sh"
-    proxy = [*PYTHON, "proxy", "--log-level", "warning", "--agent-protocol", "acp"]
-    kimi = [kimi_python, "-m", "kimi_cli.cli", "acp"]
-    exe.write_text(f'#!/bin/sh\nexec {shlex.join(proxy)} "$@" -- {shlex.join(kimi)}\n')
-    exe.chmod(0o755)
+    exe = kimi_acp_wrapper(tmp_path, kimi_python)
     steps = [
         {"prompt": "hello"},
         {"prompt": "run it", "approve": "approve"},
@@ -144,3 +151,23 @@ def test_wire_sdk_drives_kimi_acp_through_the_proxy(
     assert (work / "ok.txt").read_text().strip() == "approved"
     assert "ToolResult" in rejected["events"] and not (work / "no.txt").exists()
     assert cancelled["status"] == "cancelled" and not (work / "never.txt").exists()
+
+
+def test_wire_sdk_external_tool_called_by_kimi_acp_through_the_mcp_bridge(
+    node: str, node_modules: Path, kimi_python: str, tmp_path: Path
+) -> None:
+    scripts = ['tool_call: {"id": "call_9", "name": "lookup", '
+               '"arguments": "{\\"key\\": \\"k1\\"}"}', "text: the tool said it"]
+    env = kimi_env(tmp_path, scripts)
+    work = tmp_path / "work"
+    work.mkdir()
+    exe = kimi_acp_wrapper(tmp_path, kimi_python)
+    options = {"tools": [{"name": "lookup", "description": "Look a key up",
+                          "reply": "value of"}]}
+    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(work),
+                           json.dumps([{"prompt": "use the tool", "approve": "approve"}]),
+                           json.dumps(options)], env)
+    assert summary["toolCalls"] == [{"name": "lookup", "params": {"key": "k1"}}]
+    (turn,) = summary["turns"]
+    assert turn["results"] == [{"isError": False, "output": "value of k1"}]
+    assert turn["events"].count("ToolCall") == 1 and turn["text"] == "the tool said it"

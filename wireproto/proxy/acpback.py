@@ -234,14 +234,29 @@ class AcpBackedAgent(Agent):
         return known
 
     async def _offer_tools(self, client: ClientConnection, session: Session,
-                           backend_id: str) -> None:
-        """Tools declared after the backend session was made (Wire ``initialize`` comes
-        after the session opens): reopen the backend session with their MCP server."""
+                           backend_id: str) -> str:
+        """Offer tools declared after the backend session was made (a Wire client
+        declares them in ``initialize``, after its session opened); returns the backend
+        session id to prompt.
+
+        A session with no turn yet is replaced by a fresh backend session that has
+        the tools' MCP server (agents read MCP servers when a session starts); an
+        older one is resumed or loaded with it (agents that keep the session live
+        may not reload its servers: logged).
+        """
         if session.state.get("proxy.tools_offered") or not self._mcp_servers(session):
-            return
+            return backend_id
         session.state["proxy.tools_offered"] = True
+        log.info("proxy: offering the front client's tools to session %s over MCP", session.id)
         caps = client.agent_capabilities
         try:
+            if not session.state.get("proxy.turns"):
+                fresh = (await client.new_session(session.cwd, self._mcp_servers(session)))
+                self._ids[session.id] = fresh.session_id
+                self._save_ids()
+                session.state["proxy.backend_id"] = fresh.session_id
+                self._calls[fresh.session_id] = {}
+                return fresh.session_id
             if caps.session_capabilities.resume not in (UNSET, None):
                 await client.resume_session(backend_id, session.cwd, self._mcp_servers(session))
             elif caps.load_session:
@@ -252,6 +267,7 @@ class AcpBackedAgent(Agent):
         except RpcError as exc:
             refuse_once("external tools", f"the ACP agent refused their MCP server "
                         f"({exc.message}); the session runs without them")
+        return backend_id
 
     def _mcp_servers(self, session: Session) -> list[s.McpServer]:
         """The bridge of the front client's tools, when it declared some."""
@@ -310,7 +326,8 @@ class AcpBackedAgent(Agent):
         backend_id = turn.session.state.get("proxy.backend_id")
         if client is None or not isinstance(backend_id, str):
             raise RpcError(-32603, "the backend agent has exited; restart the proxy")
-        await self._offer_tools(client, turn.session, backend_id)
+        backend_id = await self._offer_tools(client, turn.session, backend_id)
+        turn.session.state["proxy.turns"] = turn.session.state.get("proxy.turns", 0) + 1
         self._turns[backend_id] = turn
         self._calls[backend_id] = {}
         stop = StopReason.END_TURN
