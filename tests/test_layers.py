@@ -47,7 +47,9 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     # (checked per adapter below) and no concrete transport at import time
     "adapters": ("errors", "jsonrpc", "rpc", "agent"),
     "host": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports"),
-    "cli": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host"),
+    # the proxy composes both adapters, the transports and the host's MCP bridge
+    "proxy": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host"),
+    "cli": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host", "proxy"),
     "__main__": EVERYTHING,
     # public test helpers compose layers, like cli, but never pull in cli or host
     "testing": ("errors", "jsonrpc", "rpc", "transports", "agent", "adapters"),

@@ -138,7 +138,7 @@ def _main_relay(args: argparse.Namespace, cmd: list[str], protocol: str) -> int:
 def _observers(sink: BinaryIO | None) -> list[Observer]:
     if sink is None:
         return []
-    from wireproto.cli.trace import TraceWriter
+    from wireproto.proxy.trace import TraceWriter
 
     return [TraceWriter(sink)]
 

@@ -11,56 +11,21 @@ this side wrote and ``recv`` for what it read. A message that is not valid
 JSON is recorded as a string under ``"text"`` instead of ``"msg"``. Each line
 is flushed as it is written, so a trace survives a crash.
 
-:class:`TraceWriter` writes the lines; it is also a relay observer
-(:mod:`wireproto.proxy.relay`), which is how ``wireproto proxy --trace``
-records the traffic it relays, in the same format and directions as the
-client's own trace would.
+:class:`~wireproto.proxy.TraceWriter` writes the lines; it is also a relay
+observer, which is how ``wireproto proxy --trace`` records the traffic it
+relays, in the same format and directions as the client's own trace would.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 import anyio.abc
-import msgspec
+
+from wireproto.proxy.trace import TraceWriter
 
 __all__ = ["TraceStream", "TraceWriter"]
-
-if TYPE_CHECKING:
-    from wireproto.proxy.relay import RelayedMessage
-
-_encode = msgspec.json.Encoder().encode
-
-
-class TraceWriter:
-    """Write trace lines to ``sink`` (a binary file, not closed here).
-
-    Calling the writer with a :class:`~wireproto.proxy.relay.RelayedMessage`
-    records it (``dir`` is the message's direction, ``t`` its relay time).
-    """
-
-    def __init__(self, sink: BinaryIO) -> None:
-        self.sink = sink
-        self._t0 = time.monotonic()
-
-    def __call__(self, message: RelayedMessage) -> None:
-        self.record(message.direction.value, message.data, message.time)
-
-    def record(self, direction: str, message: bytes, at: float | None = None) -> None:
-        """Write one trace line for ``message`` going in ``direction`` (read at ``at``)."""
-        body = message.rstrip(b"\r\n")
-        t = (time.monotonic() if at is None else at) - self._t0
-        head = b'{"t":%.6f,"dir":"%s",' % (t, direction.encode())
-        try:
-            msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            line = head + b'"text":' + _encode(body.decode("utf-8", "replace")) + b"}\n"
-        else:
-            line = head + b'"msg":' + body + b"}\n"
-        self.sink.write(line)
-        self.sink.flush()
 
 
 class TraceStream(anyio.abc.ObjectStream[bytes]):

@@ -1,22 +1,47 @@
-"""The proxy: serve any agent over any protocol.
+"""The proxy: serve any agent over any protocol (``wireproto proxy``; docs/proxy.md).
 
-* :func:`~wireproto.proxy.relay.relay`: the transparent relay (same protocol
-  on both sides), with observers seeing every message; the base of
-  recording and inspection.
-* :func:`~wireproto.proxy.probe.probe_protocol`: tell an ACP agent from a
-  Wire one.
-
-See docs/proxy.md.
+* :func:`relay`: the transparent relay between a client and an agent of the
+  same protocol, with observers seeing every message (:class:`RelayedMessage`);
+  :class:`TraceWriter` is the observer writing the ``--trace`` format.
+* :class:`WireBackedAgent` / :class:`AcpBackedAgent`: neutral agents that
+  forward every call to a Wire / ACP agent process; serve them with any
+  adapter inside ``async with agent.running():``.
+* :func:`probe_protocol`: tell an ACP agent from a Wire one.
 """
 
-from wireproto.proxy.probe import ProbeError, probe_protocol
-from wireproto.proxy.relay import Direction, Observer, RelayedMessage, relay
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wireproto._lazy import attach
+
+if TYPE_CHECKING:
+    from .acpback import AcpBackedAgent
+    from .probe import ProbeError, probe_protocol
+    from .relay import Direction, Observer, RelayedMessage, relay
+    from .trace import TraceWriter
+    from .wireback import WireBackedAgent
 
 __all__ = [
+    "AcpBackedAgent",
     "Direction",
     "Observer",
     "ProbeError",
     "RelayedMessage",
+    "TraceWriter",
+    "WireBackedAgent",
     "probe_protocol",
     "relay",
 ]
+
+__getattr__, __dir__ = attach(__name__, {
+    "AcpBackedAgent": ".acpback",
+    "ProbeError": ".probe",
+    "probe_protocol": ".probe",
+    "Direction": ".relay",
+    "Observer": ".relay",
+    "RelayedMessage": ".relay",
+    "relay": ".relay",
+    "TraceWriter": ".trace",
+    "WireBackedAgent": ".wireback",
+})

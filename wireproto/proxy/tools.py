@@ -26,7 +26,7 @@ import anyio
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.mcp import messages as mcp
 from wireproto.agent.api import ToolOutcome
-from wireproto.host.channel import ADDRESS_ENV, TOKEN_ENV, Channel, Credentials
+from wireproto.host.channel import ADDRESS_ENV, TOKEN_ENV, BridgeChannel, Credentials
 from wireproto.host.policy import Caller
 
 __all__ = ["SERVER_NAME", "ToolBridge", "ToolSource"]
@@ -70,7 +70,7 @@ class ToolBridge:
 
     def __init__(self, source: ToolSource) -> None:
         self.credentials = Credentials()
-        self.channel = Channel(self.credentials, _Handler(source))
+        self.channel = BridgeChannel(self.credentials, _Handler(source))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[ToolBridge]:
