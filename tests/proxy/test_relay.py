@@ -14,7 +14,7 @@ import pytest
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.wire.client import WireClient
 from wireproto.cli.trace import TraceStream
-from wireproto.proxy import Direction, RelayedMessage, relay
+from wireproto.proxy import Direction, RelayedMessage, relay_messages
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.subprocess import open_subprocess
 
@@ -33,7 +33,7 @@ async def test_relay_passes_messages_unchanged_and_observers_see_them_in_order()
         raise RuntimeError("observer bug")
 
     async with client_end, front, back, agent_end, anyio.create_task_group() as tg:
-        tg.start_soon(relay, front, back, [broken, seen.append])
+        tg.start_soon(relay_messages, front, back, [broken, seen.append])
         await client_end.send(b'{"id":1, "x" : "spaces kept"}')
         assert await agent_end.receive() == b'{"id":1, "x" : "spaces kept"}'
         await agent_end.send(b"not json at all")

@@ -145,7 +145,7 @@ def _observers(sink: BinaryIO | None) -> list[Observer]:
 
 async def _relay_one(front: anyio.abc.ObjectStream[bytes], cmd: list[str],
                      observers: list[Observer], stop: anyio.Event) -> None:
-    from wireproto.proxy.relay import relay
+    from wireproto.proxy.relay import relay_messages
     from wireproto.transports.subprocess import open_subprocess
 
     try:
@@ -160,7 +160,7 @@ async def _relay_one(front: anyio.abc.ObjectStream[bytes], cmd: list[str],
                     await child.send_eof()  # the agent finishes; its end ends the relay
 
                 tg.start_soon(until_stop)
-                await relay(front, child, observers)
+                await relay_messages(front, child, observers)
                 tg.cancel_scope.cancel()
         log.info("proxy: %s (pid %d) exited with status %s", cmd[0], child.pid,
                  child.returncode)

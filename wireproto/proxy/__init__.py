@@ -1,6 +1,6 @@
 """The proxy: serve any agent over any protocol (``wireproto proxy``; docs/proxy.md).
 
-* :func:`relay`: the transparent relay between a client and an agent of the
+* :func:`relay_messages`: the transparent relay between a client and an agent of the
   same protocol, with observers seeing every message (:class:`RelayedMessage`);
   :class:`TraceWriter` is the observer writing the ``--trace`` format.
 * :class:`WireBackedAgent` / :class:`AcpBackedAgent`: neutral agents that
@@ -18,7 +18,7 @@ from wireproto._lazy import attach
 if TYPE_CHECKING:
     from .acpback import AcpBackedAgent
     from .probe import ProbeError, probe_protocol
-    from .relay import Direction, Observer, RelayedMessage, relay
+    from .relay import Direction, Observer, RelayedMessage, relay_messages
     from .trace import TraceWriter
     from .wireback import WireBackedAgent
 
@@ -31,7 +31,7 @@ __all__ = [
     "TraceWriter",
     "WireBackedAgent",
     "probe_protocol",
-    "relay",
+    "relay_messages",
 ]
 
 __getattr__, __dir__ = attach(__name__, {
@@ -41,7 +41,7 @@ __getattr__, __dir__ = attach(__name__, {
     "Direction": ".relay",
     "Observer": ".relay",
     "RelayedMessage": ".relay",
-    "relay": ".relay",
+    "relay_messages": ".relay",
     "TraceWriter": ".trace",
     "WireBackedAgent": ".wireback",
 })

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-:func:`relay` pumps two ``ObjectStream[bytes]`` of whole messages (one
+:func:`relay_messages` pumps two ``ObjectStream[bytes]`` of whole messages (one
 JSON-RPC message each) in both directions, never decoding them: what one
 side sent is what the other side receives, byte for byte. Every message is
 shown to each *observer* before it is forwarded, as a :class:`RelayedMessage`
@@ -35,7 +35,7 @@ import msgspec
 
 from wireproto.errors import MessageTooLarge
 
-__all__ = ["Direction", "Observer", "RelayedMessage", "relay"]
+__all__ = ["Direction", "Observer", "RelayedMessage", "relay_messages"]
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ async def _pump(
             return
 
 
-async def relay(
+async def relay_messages(
     client: anyio.abc.ObjectStream[bytes],
     agent: anyio.abc.ObjectStream[bytes],
     observers: Sequence[Observer] = (),
