@@ -171,3 +171,32 @@ async def test_question_without_elicitation_is_dismissed_and_logged(tmp_path: Pa
         assert (stop, _text(updates)) == ("end_turn", "answer: []")
     logs = "".join(p.read_text() for p in (tmp_path / "home" / "logs").glob("proxy-*.log"))
     assert logs.count("questions cannot be translated") == 1
+
+
+async def test_modes_and_thinking_reach_the_wire_backend(tmp_path: Path) -> None:
+    async with proxied(tmp_path) as acp:
+        new = await acp.new_session(str(tmp_path))
+        sid = new.session_id
+        ids = {o.id for o in acp.sessions[sid].config_options}
+        assert {"mode", "thinking"} <= ids
+        # mode plan -> Wire set_plan_mode on the backend
+        await acp.set_config_option(sid, "mode", "plan")
+        # thinking -> the backend is respawned with --thinking, same session
+        await acp.set_config_option(sid, "thinking", True)
+        stop, updates = await _turn(acp, sid, "still here")
+        assert _text(updates) == "You said: still here"
+    backend = (tmp_path / "home" / "sessions" / f"{sid}.jsonl").read_text()
+    assert '"type":"plan_mode","enabled":true' in backend
+    assert '"option_id":"thinking","value":true' in backend
+
+
+async def test_client_mcp_servers_have_no_wire_counterpart_and_are_logged(
+    tmp_path: Path
+) -> None:
+    server = s.McpServerHttp(name="docs", url="http://127.0.0.1:9/mcp", headers=[])
+    async with proxied(tmp_path) as acp:
+        sid = (await acp.new_session(str(tmp_path), [server])).session_id
+        stop, _ = await _turn(acp, sid, "hi")
+        assert stop == "end_turn"
+    logs = "".join(p.read_text() for p in (tmp_path / "home" / "logs").glob("proxy-*.log"))
+    assert "MCP servers from the client cannot be translated" in logs

@@ -3,6 +3,7 @@ the real demo agent served over ACP, driven by our Wire client."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -17,6 +18,7 @@ from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.client import WireClient
 from wireproto.adapters.wire.display import TodoDisplayBlock
 from wireproto.adapters.wire.methods import ExternalTool
+from wireproto.errors import RpcError
 from wireproto.transports.subprocess import open_subprocess
 
 pytestmark = pytest.mark.anyio
@@ -133,3 +135,47 @@ async def test_external_tools_reach_the_acp_backend_as_an_mcp_server(tmp_path: P
     calls = [e for e in events if isinstance(e, m.ToolCall)]
     results = [e for e in events if isinstance(e, m.ToolResult)]
     assert len(calls) == 1 and [r.tool_call_id for r in results] == [calls[0].id]
+
+
+async def test_model_flag_reaches_the_backend_option_and_plan_mode_is_refused(
+    tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, "--model", "demo-large", "--session", "opt-1") as wire:
+        assert (await wire.prompt("hi")).status == "finished"
+        # the demo agent has no mode named like plan: set_plan_mode is refused clearly
+        with pytest.raises(RpcError) as caught:
+            await wire.set_plan_mode(True)
+        assert "plan" in caught.value.message.lower()
+    ids = json.loads((tmp_path / "home" / "proxy-sessions" / "acp-backend-ids.json").read_text())
+    backend = (tmp_path / "home" / "sessions" / f"{ids['opt-1']}.jsonl").read_text()
+    assert '"option_id":"model","value":"demo-large"' in backend
+
+
+async def test_steer_is_sent_as_the_next_prompt_of_the_turn(tmp_path: Path) -> None:
+    async with proxied(tmp_path) as wire:
+        async with anyio.create_task_group() as tg:
+            status: list[str] = []
+
+            async def run() -> None:
+                status.append((await wire.prompt("/slow 10")).status)
+
+            tg.start_soon(run)
+            async for event in wire.events():
+                if isinstance(event, m.TextPart):
+                    await wire.steer("and then this")
+                    break
+        assert status == ["finished"]
+        events = wire.take_events()
+        steers = [e for e in events if isinstance(e, m.SteerInput)]
+        assert [e.user_input for e in steers] == ["and then this"]
+        assert _text(events).endswith("You said: and then this")
+
+
+async def test_files_stay_with_the_acp_backend(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    async with proxied(tmp_path) as wire:
+        await wire.prompt("/read notes.txt")
+        events = wire.take_events()
+    assert _text(events) == "Read 2 lines from notes.txt"
+    results = [e for e in events if isinstance(e, m.ToolResult)]
+    assert results and results[0].return_value.output == "one\ntwo\n"

@@ -54,6 +54,7 @@ from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
 from wireproto.proxy.refusals import refuse_once
 from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
@@ -205,10 +206,43 @@ class AcpBackedAgent(Agent):
         session.state["proxy.tools_offered"] = bool(servers)
         self._sessions[session.id] = session
         self._calls[known] = {}
-        commands = client.sessions[known].available_commands if known in client.sessions \
-            else []
-        if commands:
-            self._set_commands(commands)
+        state = client.sessions.get(known)
+        if state is not None:
+            if state.available_commands:
+                self._set_commands(state.available_commands)
+            # the backend's options and modes, offered to the front (per instance)
+            self.options = acp_options(state)  # type: ignore[misc]
+            self.supports_plan_mode = plan_mode_id(state) is not None  # type: ignore[misc]
+            if state.modes is not None:
+                session.state["proxy.normal_mode"] = state.modes.current_mode_id
+
+    async def option_changed(self, session: Session, option_id: str, value: str | bool) -> None:
+        """Set the backend's config option (or its mode) of the same id."""
+        client, backend_id = self.client, session.state.get("proxy.backend_id")
+        if client is None or not isinstance(backend_id, str):
+            raise RpcError(-32603, "the backend agent has exited; restart the proxy")
+        state = client.sessions.get(backend_id)
+        if option_id == MODE_OPTION and isinstance(value, str) and state is not None and \
+                all(o.id != MODE_OPTION for o in state.config_options):
+            await client.set_mode(backend_id, value)
+            return
+        await client.set_config_option(backend_id, option_id, value)
+
+    async def _apply_plan_mode(self, client: ClientConnection, session: Session,
+                               backend_id: str) -> None:
+        """Wire ``set_plan_mode``: switch the backend to its plan mode (or back)."""
+        if session.plan_mode == session.state.get("proxy.plan_applied", False):
+            return
+        state = client.sessions.get(backend_id)
+        plan = plan_mode_id(state) if state is not None else None
+        normal = session.state.get("proxy.normal_mode")
+        target = plan if session.plan_mode else normal
+        if not isinstance(target, str):
+            refuse_once("plan mode", "the ACP agent has no mode named like plan; "
+                        "the prompt runs in its current mode")
+            return
+        await client.set_mode(backend_id, target)
+        session.state["proxy.plan_applied"] = session.plan_mode
 
     def _set_commands(self, commands: Sequence[s.AvailableCommand]) -> None:
         self.commands = tuple(  # type: ignore[misc]
@@ -327,6 +361,7 @@ class AcpBackedAgent(Agent):
         if client is None or not isinstance(backend_id, str):
             raise RpcError(-32603, "the backend agent has exited; restart the proxy")
         backend_id = await self._offer_tools(client, turn.session, backend_id)
+        await self._apply_plan_mode(client, turn.session, backend_id)
         turn.session.state["proxy.turns"] = turn.session.state.get("proxy.turns", 0) + 1
         self._turns[backend_id] = turn
         self._calls[backend_id] = {}

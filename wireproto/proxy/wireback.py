@@ -56,6 +56,7 @@ from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import Notice, PlanEntry, StopReason, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.options import MODE_OPTION, WIRE_OPTIONS
 from wireproto.proxy.refusals import refuse_once
 from wireproto.transports.subprocess import open_subprocess
 
@@ -76,9 +77,12 @@ STATUS_TO_STOP: dict[str, StopReason] = {
 _TODO_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
 
 
-def wire_command(cmd: Sequence[str], session_id: str, work_dir: str) -> list[str]:
+def wire_command(cmd: Sequence[str], session_id: str, work_dir: str,
+                 thinking: bool | None = None) -> list[str]:
     """The backend command line for one session (the Wire SDK's spawn convention)."""
     extra = ["--session", session_id, "--work-dir", work_dir]
+    if thinking is not None:
+        extra.append("--thinking" if thinking else "--no-thinking")
     return [*cmd, *extra] if "--wire" in cmd else [*cmd, *extra, "--wire"]
 
 
@@ -107,6 +111,7 @@ class WireBackedAgent(Agent):
 
     supports_delete = True
     supports_plan_mode = False
+    options = WIRE_OPTIONS
 
     def __init__(self, cmd: Sequence[str], *, env: Mapping[str, str] | None = None,
                  name: str = "wireproto-proxy") -> None:
@@ -139,12 +144,31 @@ class WireBackedAgent(Agent):
         """Spawn the session's backend (``load``/``resume``: with the same id)."""
         if self._tg is None:
             raise RuntimeError("serve the proxy agent inside 'async with agent.running()'")
+        if session.mcp_servers:
+            refuse_once("MCP servers from the client", "a Wire agent takes no per-session MCP "
+                        "servers; configure them in the Wire agent itself (ignored)")
         old = self._backends.pop(session.id, None)
         if old is not None:
             old.closing.set()
         backend = _Backend(session)
         await self._tg.start(self._run_backend, backend)
         self._backends[session.id] = backend
+
+    async def option_changed(self, session: Session, option_id: str, value: str | bool) -> None:
+        """``mode``: Wire ``set_plan_mode``; ``thinking``: respawn with the flag."""
+        backend = self._backends.get(session.id)
+        if backend is None or backend.client is None:
+            raise RpcError(-32603, "the backend agent of this session has exited; "
+                                   "load the session again to restart it")
+        if option_id == MODE_OPTION:
+            try:
+                await backend.client.set_plan_mode(value == "plan")
+            except RpcError as exc:
+                raise RpcError(exc.code, refuse_once(
+                    "plan mode", f"the Wire agent refused set_plan_mode ({exc.message})"),
+                ) from None
+        elif option_id == "thinking":
+            await self.session_started(session, "resume")  # respawned with the flag
 
     async def session_closed(self, session: Session) -> None:
         """Stop the session's backend."""
@@ -156,7 +180,9 @@ class WireBackedAgent(Agent):
         self, backend: _Backend, *, task_status: anyio.abc.TaskStatus[None]
     ) -> None:
         session = backend.session
-        cmd = wire_command(self.cmd, session.id, session.cwd)
+        thinking = session.options.get("thinking")
+        cmd = wire_command(self.cmd, session.id, session.cwd,
+                           thinking if isinstance(thinking, bool) else None)
         started = False
         try:
             async with open_subprocess(cmd, env=self.env, stderr="log",
