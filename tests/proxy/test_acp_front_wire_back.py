@@ -183,7 +183,7 @@ async def test_modes_and_thinking_reach_the_wire_backend(tmp_path: Path) -> None
         await acp.set_config_option(sid, "mode", "plan")
         # thinking -> the backend is respawned with --thinking, same session
         await acp.set_config_option(sid, "thinking", True)
-        stop, updates = await _turn(acp, sid, "still here")
+        _stop, updates = await _turn(acp, sid, "still here")
         assert _text(updates) == "You said: still here"
     backend = (tmp_path / "home" / "sessions" / f"{sid}.jsonl").read_text()
     assert '"type":"plan_mode","enabled":true' in backend
