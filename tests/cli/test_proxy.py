@@ -42,3 +42,36 @@ def test_usage_errors_say_what_to_do(kit: Any) -> None:
         assert proc.wait() == 1
         assert text in proc.err
         assert "Traceback" not in proc.err
+
+
+def test_wireproto_connect_drives_both_translations(kit: Any, tmp_path: Any) -> None:
+    script = tmp_path / "prompts.txt"
+    script.write_text("hello both ways\n/plan\n")
+    for front, back in (("acp", "wire"), ("wire", "acp")):
+        proc = kit.spawn("connect", front, "--script", str(script), "--cwd", str(tmp_path),
+                         "--", *kit.wireproto, "proxy", "--serve", front, "--agent-protocol",
+                         back, "--work-dir", str(tmp_path), "--", *kit.wireproto, back,
+                         stdin=subprocess.DEVNULL)
+        assert proc.wait() == 0, proc.err
+        lines = []
+        while (line := proc.queue.get(timeout=kit.limit)) is not None:
+            lines.append(line.decode())
+        out = "".join(lines)
+        assert "You said: hello both ways" in out and "Plan done" in out, out
+
+
+def test_translating_proxy_over_websocket(kit: Any, tmp_path: Any) -> None:
+    server, base, token = kit.ws("proxy", "--serve", "wire", "--agent-protocol", "acp",
+                                 "--work-dir", str(tmp_path), "--ws", "0", "--",
+                                 *kit.wireproto, "acp")
+    with connect(f"{base}/?token={token}&session=ws-1") as ws:
+        ws.send(json.dumps(kit.wire_init))
+        assert json.loads(ws.recv(timeout=kit.limit))["id"] == "init"
+        ws.send(json.dumps(kit.request("p1", "prompt", {"user_input": "over ws"})))
+        text = ""
+        while (message := json.loads(ws.recv(timeout=kit.limit))).get("id") != "p1":
+            payload = message.get("params", {}).get("payload", {})
+            text += payload.get("text", "") if payload.get("type") == "text" else ""
+        assert message["result"]["status"] == "finished"
+        assert text == "You said: over ws"
+    assert kit.stop(server) == 0
