@@ -15,6 +15,7 @@ import pytest
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.errors import RpcError
 from wireproto.transports.subprocess import open_subprocess
 
 pytestmark = pytest.mark.anyio
@@ -200,3 +201,18 @@ async def test_client_mcp_servers_have_no_wire_counterpart_and_are_logged(
         assert stop == "end_turn"
     logs = "".join(p.read_text() for p in (tmp_path / "home" / "logs").glob("proxy-*.log"))
     assert "MCP servers from the client cannot be translated" in logs
+
+
+async def test_a_backend_that_dies_gives_clear_errors(tmp_path: Path) -> None:
+    cmd = [*WIREPROTO, "proxy", "--serve", "acp", "--agent-protocol", "wire", "--",
+           sys.executable, str(HELPERS / "wire_dies_on_prompt.py")]
+    async with open_subprocess(cmd, env=_env(tmp_path), stderr="log") as child, \
+            ClientConnection(child) as acp:
+        await acp.initialize()
+        sid = (await acp.new_session(str(tmp_path))).session_id
+        with pytest.raises(RpcError) as first:
+            await _turn(acp, sid, "hello")
+        with pytest.raises(RpcError) as second:
+            await _turn(acp, sid, "again")
+        assert "load the session again" in second.value.message
+        assert "exited" in first.value.message

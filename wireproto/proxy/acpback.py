@@ -33,6 +33,7 @@ front connection).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -55,7 +56,7 @@ from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
-from wireproto.proxy.refusals import refuse_once
+from wireproto.proxy.refusals import BackendGone, refuse_once
 from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
 
@@ -164,11 +165,13 @@ class AcpBackedAgent(Agent):
                         tg.start_soon(closed)
                         await self._stop.wait()
                         tg.cancel_scope.cancel()
-                    await child.send_eof()
+                    with contextlib.suppress(anyio.BrokenResourceError,
+                                             anyio.ClosedResourceError):
+                        await child.send_eof()  # let it finish; it may be gone already
         except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
             if not started:
-                raise RpcError(-32603, f"cannot start the backend agent {self.cmd[0]}: {exc}; "
-                                      "check the command given after --") from None
+                raise BackendGone(f"cannot start the backend agent {self.cmd[0]}: {exc}; "
+                                  "check the command given after --") from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
             self.client = None
@@ -220,7 +223,7 @@ class AcpBackedAgent(Agent):
         """Set the backend's config option (or its mode) of the same id."""
         client, backend_id = self.client, session.state.get("proxy.backend_id")
         if client is None or not isinstance(backend_id, str):
-            raise RpcError(-32603, "the backend agent has exited; restart the proxy")
+            raise BackendGone("the backend agent has exited; reconnect to restart it")
         state = client.sessions.get(backend_id)
         if option_id == MODE_OPTION and isinstance(value, str) and state is not None and \
                 all(o.id != MODE_OPTION for o in state.config_options):
@@ -359,7 +362,7 @@ class AcpBackedAgent(Agent):
         client = self.client
         backend_id = turn.session.state.get("proxy.backend_id")
         if client is None or not isinstance(backend_id, str):
-            raise RpcError(-32603, "the backend agent has exited; restart the proxy")
+            raise BackendGone("the backend agent has exited; reconnect to restart it")
         backend_id = await self._offer_tools(client, turn.session, backend_id)
         await self._apply_plan_mode(client, turn.session, backend_id)
         turn.session.state["proxy.turns"] = turn.session.state.get("proxy.turns", 0) + 1
@@ -382,22 +385,34 @@ class AcpBackedAgent(Agent):
     async def _one_prompt(self, client: ClientConnection, backend_id: str, turn: Turn,
                           blocks: list[s.ContentBlock]) -> StopReason:
         reason: list[str] = []
+        failed: list[Exception] = []
         with anyio.CancelScope(shield=True):
             async with anyio.create_task_group() as tg:
 
                 async def run() -> None:
-                    async with client.prompt(backend_id, blocks) as acp_turn:
-                        async for _ in acp_turn:
-                            pass  # updates are translated by on_update, in order
-                    reason.append(acp_turn.stop_reason or "end_turn")
+                    try:
+                        async with client.prompt(backend_id, blocks) as acp_turn:
+                            async for _ in acp_turn:
+                                pass  # updates are translated by on_update, in order
+                        reason.append(acp_turn.stop_reason or "end_turn")
+                    except (ConnectionClosed, RpcError) as exc:
+                        failed.append(exc)
                     tg.cancel_scope.cancel()
 
                 async def watch() -> None:
                     await turn.wait_cancelled()
-                    await client.cancel(backend_id)
+                    try:
+                        await client.cancel(backend_id)
+                    except ConnectionClosed:
+                        pass  # run() reports the backend's end
 
                 tg.start_soon(run)
                 tg.start_soon(watch)
+        if failed:
+            if isinstance(failed[0], RpcError):
+                raise failed[0]
+            raise BackendGone(f"the backend agent has exited ({failed[0]}); "
+                              "reconnect to restart it")
         return STOP_OF_ACP.get(reason[0] if reason else "", StopReason.END_TURN)
 
     # --------------------------------------------------------------- updates

@@ -1,15 +1,19 @@
-"""Refusals: what the proxy cannot translate is logged once per feature.
+"""Refusals and backend failures, as the front client sees them.
 
 :func:`refuse_once` logs a warning the first time a feature is refused in
 this process and at debug level afterwards, so a busy session does not
 flood the log while the first occurrence is never missed.
+:class:`BackendGone` is the agent error (answered with its message by every
+adapter) for a backend agent that could not start or has exited.
 """
 
 from __future__ import annotations
 
 import logging
 
-__all__ = ["refuse_once", "refused"]
+from wireproto.errors import AgentError
+
+__all__ = ["BackendGone", "refuse_once", "refused"]
 
 log = logging.getLogger("wireproto.proxy")
 
@@ -34,3 +38,7 @@ def refuse_once(feature: str, what_happens: str) -> str:
 def refused() -> frozenset[str]:
     """The features refused so far in this process."""
     return frozenset(_seen)
+
+
+class BackendGone(AgentError):
+    """The backend agent could not be started, or it has exited."""

@@ -32,6 +32,7 @@ inside ``async with agent.running():``, which owns the backend processes.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -57,12 +58,14 @@ from wireproto.agent.events import Notice, PlanEntry, StopReason, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.options import MODE_OPTION, WIRE_OPTIONS
-from wireproto.proxy.refusals import refuse_once
+from wireproto.proxy.refusals import BackendGone, refuse_once
 from wireproto.transports.subprocess import open_subprocess
 
 __all__ = ["CANCEL_GRACE", "EVENT_RULES", "STATUS_TO_STOP", "WireBackedAgent", "wire_command"]
 
 log = logging.getLogger(__name__)
+
+GONE = "the backend agent of this session has exited; load the session again to restart it"
 
 CANCEL_GRACE = 10.0
 """Seconds a cancelled backend turn may take to end before the proxy stops waiting."""
@@ -158,8 +161,7 @@ class WireBackedAgent(Agent):
         """``mode``: Wire ``set_plan_mode``; ``thinking``: respawn with the flag."""
         backend = self._backends.get(session.id)
         if backend is None or backend.client is None:
-            raise RpcError(-32603, "the backend agent of this session has exited; "
-                                   "load the session again to restart it")
+            raise BackendGone(GONE)
         if option_id == MODE_OPTION:
             try:
                 await backend.client.set_plan_mode(value == "plan")
@@ -214,11 +216,13 @@ class WireBackedAgent(Agent):
                         tg.start_soon(closed)
                         await backend.closing.wait()
                         tg.cancel_scope.cancel()
-                    await child.send_eof()
+                    with contextlib.suppress(anyio.BrokenResourceError,
+                                             anyio.ClosedResourceError):
+                        await child.send_eof()  # let it finish; it may be gone already
         except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
             if not started:
-                raise RpcError(-32603, f"cannot start the backend agent {cmd[0]}: {exc}; "
-                                      "check the command given after --") from None
+                raise BackendGone(f"cannot start the backend agent {cmd[0]}: {exc}; "
+                                  "check the command given after --") from None
             log.warning("proxy: session %s: the backend ended: %s", session.id, exc)
         finally:
             backend.ended.set()
@@ -232,26 +236,29 @@ class WireBackedAgent(Agent):
         """Run the prompt on the session's backend; cancel it there when cancelled."""
         backend = self._backends.get(turn.session.id)
         if backend is None or backend.client is None or backend.ended.is_set():
-            raise RpcError(-32603, "the backend agent of this session has exited; "
-                                   "load the session again to restart it")
+            raise BackendGone(GONE)
         client = backend.client
         backend.turn, backend.calls, backend.todos = turn, {}, set()
         status: list[str] = []
+        failed: list[Exception] = []
         try:
             with anyio.CancelScope(shield=True):
                 async with anyio.create_task_group() as tg:
 
                     async def run() -> None:
-                        result = await client.prompt(blocks_to_user_input(turn.prompt))
-                        status.append(result.status)
+                        try:
+                            result = await client.prompt(blocks_to_user_input(turn.prompt))
+                            status.append(result.status)
+                        except (ConnectionClosed, RpcError) as exc:
+                            failed.append(exc)
                         tg.cancel_scope.cancel()
 
                     async def watch() -> None:
                         await turn.wait_cancelled()
                         try:
                             await client.cancel()
-                        except RpcError as exc:
-                            log.info("proxy: backend cancel: %s", exc.message)
+                        except (RpcError, ConnectionClosed) as exc:
+                            log.info("proxy: backend cancel: %s", exc)
                         await anyio.sleep(CANCEL_GRACE)
                         log.warning("proxy: the backend did not end its cancelled turn "
                                     "within %g s", CANCEL_GRACE)
@@ -261,6 +268,10 @@ class WireBackedAgent(Agent):
                     tg.start_soon(watch)
         finally:
             backend.turn = None
+        if failed:
+            if isinstance(failed[0], RpcError):
+                raise failed[0]
+            raise BackendGone(f"{GONE} ({failed[0]})")
         if turn.cancelled:
             return StopReason.CANCELLED
         return STATUS_TO_STOP.get(status[0] if status else "", StopReason.END_TURN)
