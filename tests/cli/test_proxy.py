@@ -75,3 +75,16 @@ def test_translating_proxy_over_websocket(kit: Any, tmp_path: Any) -> None:
         assert message["result"]["status"] == "finished"
         assert text == "You said: over ws"
     assert kit.stop(server) == 0
+
+
+def test_a_wire_relay_passes_the_sdk_spawn_options_on(kit: Any, tmp_path: Any) -> None:
+    proxy = kit.spawn("proxy", "--agent-protocol", "wire", "--session", "relayed-1",
+                      "--work-dir", str(tmp_path), "--wire", "--", *kit.wireproto)
+    proxy.send(kit.wire_init)
+    assert proxy.recv()["id"] == "init"
+    proxy.send(kit.request("p", "prompt", {"user_input": "kept"}))
+    proxy.recv_until(lambda message: message.get("id") == "p")
+    proxy.close_stdin()
+    assert proxy.wait() == 0
+    stored = (kit.home / "sessions" / "relayed-1.jsonl").read_text()
+    assert f'"cwd":"{tmp_path}"' in stored and "kept" in stored

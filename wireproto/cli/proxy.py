@@ -14,7 +14,8 @@ log). The front is this process's stdin/stdout, or websocket with ``--ws``
 ``--agent-protocol auto`` (the default) probes CMD once with an
 ``initialize`` (:mod:`wireproto.proxy.probe`). The Wire SDK's spawn form
 works too: ``wireproto proxy [--session ID] --work-dir DIR --wire -- CMD``
-(``--wire`` means ``--serve wire``).
+(``--wire`` means ``--serve wire``); relaying to a Wire agent, those options
+are passed on to CMD.
 """
 
 from __future__ import annotations
@@ -101,8 +102,26 @@ def main_proxy(args: argparse.Namespace) -> int:
         raise CliError("--trace records a relay: it needs the same protocol on both sides "
                        f"(here {serve} in front of a {backend} agent)")
     if backend == serve:
+        if serve == "wire":
+            cmd = [*cmd, *_wire_flags(args)]
         return _main_relay(args, cmd, serve)
     return _main_translate(args, cmd, serve)
+
+
+def _wire_flags(args: argparse.Namespace) -> list[str]:
+    """A Wire relay passes the Wire SDK's spawn options on to the Wire agent."""
+    flags: list[str] = []
+    for option, value in (("--session", args.session), ("--work-dir", args.work_dir),
+                          ("--model", args.model)):
+        if value is not None:
+            flags += [option, value]
+    if args.thinking is not None:
+        flags.append("--thinking" if args.thinking else "--no-thinking")
+    if args.yolo:
+        flags.append("--yolo")
+    if flags and "--wire" not in args.cmd:
+        flags.append("--wire")
+    return flags
 
 
 async def _probe(cmd: list[str]) -> str:
