@@ -30,6 +30,7 @@ ROOTS = (
     "wireproto.adapters.wire",
     "wireproto.adapters.mcp",
     "wireproto.host",
+    "wireproto.proxy",
 )
 """Package roots: each re-exports its package's public names."""
 
