@@ -9,7 +9,7 @@ point each and chained with ``from``.
 ::
 
     WireprotoError
-    ├── LocalProtocolError          we broke the protocol (duplicate id, bad call)
+    ├── LocalProtocolError          this side misused the API or broke the protocol
     ├── RemoteProtocolError         the peer broke the protocol
     │   ├── InvalidMessage          an inbound message that cannot be accepted;
     │   │                           carries the JSON-RPC error to answer with
@@ -32,6 +32,18 @@ point each and chained with ``from``.
         ├── Busy                    a turn is already running
         └── AgentFailed             the agent's code raised something else
                                     (answered as an internal error)
+
+One meaning, one exception, in every module (as h11 does it):
+
+* **misuse** of an object (a client, peer or server used outside its
+  ``async with`` or before it is served, or in a way its configuration
+  excludes) raises :class:`LocalProtocolError`;
+* **the connection is gone** (the peer closed it, or an agent calls its
+  client after the connection ended) raises :class:`ConnectionClosed`;
+* what the peer answered is :class:`RpcError`; what it sent wrongly is
+  :class:`RemoteProtocolError`.
+
+``docs/api.md#exceptions`` shows the same tree with these rules.
 """
 
 from __future__ import annotations
@@ -80,6 +92,8 @@ class InvalidMessage(RemoteProtocolError):
         id: the id to answer with (``None`` when it is unknown).
         reply: whether the protocol wants an answer at all (some
             malformed inputs are only logged).
+        response: the message is a response to the request ``id`` that
+            cannot be read: that request fails with this error.
     """
 
     def __init__(
@@ -90,6 +104,7 @@ class InvalidMessage(RemoteProtocolError):
         *,
         id: int | str | None = None,
         reply: bool = True,
+        response: bool = False,
     ) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
@@ -97,6 +112,7 @@ class InvalidMessage(RemoteProtocolError):
         self.data = data
         self.id = id
         self.reply = reply
+        self.response = response
 
 
 class MessageTooLarge(RemoteProtocolError):

@@ -46,7 +46,7 @@ from wireproto.agent.events import (
     UsageUpdated,
 )
 from wireproto.agent.history import HistoryMessage
-from wireproto.errors import ConnectionClosed
+from wireproto.errors import ConnectionClosed, InvalidArgument
 
 if TYPE_CHECKING:
     from wireproto.agent.runtime import Runtime
@@ -446,7 +446,13 @@ class Turn:
     # --------------------------------------------------------------- files
 
     def resolve(self, path: str) -> Path:
-        """Resolve ``path`` against the session's cwd (no root check)."""
+        """Resolve ``path`` against the session's cwd (no root check).
+
+        Raises:
+            InvalidArgument: ``path`` contains a NUL character (no file has one).
+        """
+        if "\x00" in path:
+            raise InvalidArgument(f"the path {path!r} contains a NUL character")
         return (Path(self.session.cwd) / path).resolve()
 
     def _confined(self, path: str) -> Path:

@@ -49,7 +49,7 @@ def _main_selfcheck(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from wireproto.cli import bridge, connect, demo, serve
+    from wireproto.cli import bridge, connect, demo, inspect, proxy, serve
     from wireproto.host import bridge_cmd
 
     parser = argparse.ArgumentParser(
@@ -65,8 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_parsers(sub)
     connect.add_parser(sub)
     bridge.add_parser(sub)
+    proxy.add_parser(sub)
     bridge_cmd.add_parser(sub)
     demo.add_parser(sub)
+    inspect.add_parser(sub)
     check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
     check.set_defaults(func=_main_selfcheck)
     return parser
@@ -74,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _wire_form(argv: list[str]) -> bool:
     head = argv[: argv.index("--")] if "--" in argv else argv
-    return "--wire" in head
+    return "--wire" in head and head[:1] != ["proxy"]  # the proxy takes --wire itself
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

@@ -26,13 +26,13 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run
-from wireproto.cli.logs import LEVELS, home, redact, setup_logging
+from wireproto.cli.logs import LEVELS, home, open_private, redact, setup_logging
 from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
@@ -153,7 +153,9 @@ def main_connect(args: argparse.Namespace) -> int:
         args.approve = "never" if args.script else "ask"
     script = None if args.script is None else _read_script(args.script)
     with contextlib.ExitStack() as files:
-        trace = files.enter_context(open(args.trace, "wb")) if args.trace else None
+        trace = None
+        if args.trace:  # (it holds every message: only its owner may read it)
+            trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
         return run(lambda: _connect(args, script, trace))
 
 

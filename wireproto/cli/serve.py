@@ -165,12 +165,26 @@ def _serve(args: argparse.Namespace, name: str, serve: Serve) -> int:
         what = f"{name}: serving {args.agent or 'the demo agent'} on stdin/stdout"
         return run(lambda: _serve_stdio(serve, what))
     listener = Listener.from_args(args)
+    if name == "wire":  # (each connection chooses its session)
+        listener.checks.append(_check_session)
 
     async def handler(stream: WebSocketStream, request: WebSocketRequest,
                       stop: anyio.Event) -> None:
         await serve(stream, stop, _options(request.path))
 
     return run(lambda: serve_listener(listener, handler, name))
+
+
+def _check_session(request: WebSocketRequest) -> tuple[int, str] | None:
+    """Refuse a ``?session=`` that cannot name a session (400, with the reason)."""
+    from wireproto.agent.store import valid_session_id
+
+    session = _options(request.path).get("session")
+    if session is None or valid_session_id(session):
+        return None
+    shown = session if len(session) <= 40 else session[:40] + "..."
+    return 400, (f"invalid session id {shown!r}: use letters, digits, '.', '_' and '-' "
+                 "(up to 128, starting with a letter or digit)")
 
 
 def _options(path: str) -> dict[str, str]:

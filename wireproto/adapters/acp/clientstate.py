@@ -3,9 +3,9 @@
 * :class:`ClientSession` is kept current from the session's updates by the
   table :data:`_APPLY` (config options, commands, mode, title, usage).
 * :class:`SessionEvent` is what ``on_update`` receives; replayed history is
-  flagged (IO-50).
+  flagged (protocol-acp.md#client-side).
 * :func:`decode_notification` decodes ``session/update`` leniently and also
-  accepts the documented aliases of :data:`_UPDATE_ALIASES` (acp.md §22).
+  accepts the documented aliases of :data:`_UPDATE_ALIASES` (protocol-acp.md#schema-over-docs).
 * :func:`default_outcome` is the answer to a permission request when no
   handler is installed: the first ``reject_*`` option, else ``cancelled``.
 """
@@ -21,6 +21,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.jsonrpc.codec import is_too_deep
 
 __all__ = [
     "ClientSession",
@@ -180,7 +181,7 @@ def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionO
 # ------------------------------------------------------------- decoding
 
 _UPDATE_ALIASES: dict[str, tuple[tuple[str, str], ...]] = {
-    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake (§22)
+    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake
 }
 """``sessionUpdate`` -> (alias, schema name) pairs accepted on input."""
 
@@ -193,7 +194,9 @@ def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
     """
     try:
         return acp_codec.decode(raw, s.SessionNotification)
-    except msgspec.ValidationError:
+    except msgspec.ValidationError as exc:
+        if is_too_deep(exc):
+            raise
         obj = msgspec.json.decode(raw)
         update = obj.get("update") if isinstance(obj, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None

@@ -1,4 +1,4 @@
-"""Kimi CLI's Wire protocol (``wire.md``): both roles, and one-call entry points.
+"""Kimi CLI's Wire protocol: both roles, and one-call entry points.
 
 * :func:`serve_wire` serves an agent (or a :class:`~wireproto.agent.runtime.Runtime`)
   to one client: over this process's stdio by default, or over any message
