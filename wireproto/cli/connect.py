@@ -247,13 +247,13 @@ def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | 
 async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
     state = _State()
     status = 0
-    failure: CliError | None = None
+    failure: CliError | ConnectionClosed | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_interrupts, driver, ui.printer, state, tg)
         try:
             status = await (_script(driver, ui, script, state) if script is not None
                             else _interactive(driver, ui, state))
-        except CliError as exc:  # raised outside the group: not wrapped in a group
+        except (CliError, ConnectionClosed) as exc:  # raised outside the group: not wrapped
             failure = exc
         tg.cancel_scope.cancel()
     if failure is not None:
