@@ -77,6 +77,8 @@ async def connect_acp(
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused, or the agent
             went away during ``initialize``.
+        ProcessExited: the spawned agent exited or closed its output while a
+            request waited (its exit status and last stderr lines attached).
         RemoteProtocolError: the agent chose an ACP version other than 1.
         TimeoutError: the agent did not answer ``initialize`` within
             ``handshake_timeout`` seconds (the message says so).
