@@ -225,6 +225,15 @@ async def test_a_new_page_gets_the_whole_history() -> None:
         items = [item for f in frames if f["type"] == "records" for item in f["items"]]
         assert [i["seq"] for i in items] == list(range(2501))
         assert items[-1]["text"] == "not json <b>" and "msg" not in items[-1]
+        # the export: the token, then every message exactly as recorded
+        status, _, _ = await http_get(url, "/export.jsonl")
+        assert status == 401
+        status, headers, body = await http_get(url, f"/export.jsonl?token={TOKEN}")
+        assert status == 200 and "attachment" in headers["content-disposition"]
+        lines = body.splitlines()
+        assert len(lines) == 2501
+        assert lines[7].endswith(b'"msg":{"jsonrpc":"2.0","method":"m","params":{"n":7}}}')
+        assert msgspec.json.decode(lines[-1])["text"] == "not json <b>"
 
 
 @pytest.mark.parametrize("protocol", ["acp", "wire"])
