@@ -39,6 +39,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "errors": (),
     "_lazy": (),  # the package roots' lazy re-exports, usable by every layer
     "_switches": (),  # process-wide switches (WIREPROTO_NO_FAST_PATHS), likewise
+    "_backend": (),  # which event loop runs the current task, likewise
     "jsonrpc": ("errors",),
     # transports depend only on jsonrpc.framing and errors
     "transports": ("errors", "jsonrpc.framing"),
@@ -62,7 +63,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
 }
 
 # Top-level private modules that every layer may import.
-PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches")
+PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches", f"{PACKAGE}._backend")
 
 # Layer -> third-party top-level packages it must never import.
 EXTERNAL: dict[str, tuple[str, ...]] = {

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from wireproto._backend import running_asyncio_loop
 from wireproto._switches import FAST_PATHS
 
 __all__ = ["Waiter", "waiter_factory"]
@@ -56,10 +57,7 @@ def waiter_factory() -> Callable[[], Waiter]:
     """Return the cheapest waiter constructor for the running event loop."""
     if not FAST_PATHS:
         return anyio.Event
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # not asyncio (trio)
-        return anyio.Event
-    if asyncio.current_task() is None:  # an asyncio loop, but not running this task
+    loop = running_asyncio_loop()
+    if loop is None:  # trio, or an asyncio loop not running this task
         return anyio.Event
     return lambda: _FutureWaiter(loop)

@@ -44,6 +44,7 @@ import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
 
+from wireproto._backend import running_asyncio_loop
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import READ_SIZE, FramedStream
 
@@ -53,15 +54,6 @@ T = TypeVar("T")
 
 _PAUSE_AT = 4 * READ_SIZE
 """Buffered inbound bytes at which the asyncio reader stops reading the fd."""
-
-
-def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
-    """The asyncio loop when the current task is an asyncio task, else ``None``."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return None
-    return loop if asyncio.current_task() is not None else None
 
 
 def _pollable(fd: int) -> bool:
@@ -228,7 +220,7 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
             fd = self._fd
             reader = self._reader
             if reader is None and fd.pollable and not fd.closed:
-                loop = _running_asyncio_loop()
+                loop = running_asyncio_loop()
                 if loop is not None:
                     reader = self._reader = _LoopReader(fd.fd, loop)
                     fd.on_close = reader.detach

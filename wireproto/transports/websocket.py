@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -48,6 +47,7 @@ import anyio.abc
 import anyio.lowlevel
 import websockets.exceptions as wsexc
 
+from wireproto._backend import current_backend
 from wireproto.errors import ConnectionClosed
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -284,7 +284,7 @@ async def connect_websocket(
         OSError: the TCP connection failed.
         TimeoutError: the opening handshake timed out.
     """
-    backend = _BACKENDS[_current_backend()]
+    backend = _BACKENDS[current_backend()]
     try:
         opened = backend.connect(url, headers=headers, max_bytes=max_bytes)
         conn = await opened.__aenter__()
@@ -330,7 +330,7 @@ async def serve_websocket(
         the server; on exit it stops listening, closes open connections
         (1001) and waits for the handlers to return.
     """
-    backend = _BACKENDS[_current_backend()]
+    backend = _BACKENDS[current_backend()]
 
     async def on_connection(conn: Any) -> None:
         info = _request_info(conn)
@@ -391,19 +391,6 @@ def _http_response(answer: HttpResponse) -> Response:
 
 
 # ------------------------------------------------------------------ backends
-
-def _current_backend() -> str:
-    """``"trio"`` when running under trio, else ``"asyncio"``."""
-    trio = sys.modules.get("trio")
-    if trio is not None:
-        try:
-            trio.lowlevel.current_task()
-        except RuntimeError:
-            pass
-        else:
-            return "trio"
-    return "asyncio"
-
 
 def _asyncio_connect(
     url: str, *, headers: Any, max_bytes: int
