@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
-import jsonschema
 
 from wireproto.agent.api import (
     Approval,
@@ -520,6 +519,8 @@ class Turn:
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")
         else:
+            import jsonschema  # loaded on the first external tool call (slow to import)
+
             try:
                 jsonschema.validate(arguments, tool.parameters)
             except jsonschema.ValidationError as exc:

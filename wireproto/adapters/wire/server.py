@@ -41,8 +41,6 @@ from typing import Any
 import anyio
 import anyio.abc
 import msgspec
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from wireproto.agent.api import BooleanOption, ExternalTool, Session
 from wireproto.agent.events import StopReason
@@ -128,6 +126,10 @@ def _state_error(message: WireErrorMessage) -> RpcError:
 
 def _schema_problem(schema: dict[str, Any]) -> str | None:
     """The first meta-schema error of ``schema`` (JSON Schema 2020-12), or ``None``."""
+    # loaded when a client first registers a tool: importing it is slow
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
