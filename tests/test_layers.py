@@ -166,8 +166,8 @@ def violations(module: str, loaded: list[str]) -> Iterator[str]:
             continue  # helpers every layer may use, itself, its own layer, its parents
         if allowed == EVERYTHING:
             continue
-        if layer == "adapters" and name == f"{PACKAGE}.adapters":
-            continue
+        if layer == "adapters" and name in (f"{PACKAGE}.adapters", f"{PACKAGE}.adapters._shared"):
+            continue  # the package, and the helpers every adapter shares
         targets = [f"{PACKAGE}.{a}" for a in allowed]
         if any(within(name, t) or within(t, name) for t in targets):
             continue  # an allowed module, or a parent package needed to reach it

@@ -17,10 +17,13 @@ only by :func:`serve_acp` (stdio) and :func:`connect_acp`.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+
+from wireproto.adapters._shared import runtime_of, serve_or_stdio
 
 from .agent import AgentConnection
 from .client import ClientConnection
@@ -93,22 +96,10 @@ async def serve_acp(
 
     Raises:
         OSError: stdin or stdout cannot be used (stdio only).
+        ValueError: ``store`` given with a runtime (give it to the runtime).
     """
-    from wireproto.agent.runtime import Runtime
-
-    if isinstance(agent, Runtime):
-        if store is not None:
-            raise ValueError("pass store= to the Runtime, not with one")
-        runtime = agent
-    else:
-        runtime = Runtime(agent, store)
     connection = AgentConnection(
-        runtime, allow_client_stdio_mcp=allow_client_stdio_mcp, require_auth=require_auth
+        runtime_of(agent, store), allow_client_stdio_mcp=allow_client_stdio_mcp,
+        require_auth=require_auth,
     )
-    if stream is not None:
-        await connection.serve(stream, stop=stop)
-        return
-    from wireproto.transports.stdio import open_stdio  # only a stdio agent needs it
-
-    async with open_stdio() as stdio:
-        await connection.serve(stdio, stop=stop)
+    await serve_or_stdio(functools.partial(connection.serve, stop=stop), stream)

@@ -62,6 +62,7 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
+from wireproto.adapters._shared import rpc_error, until_closed
 from wireproto.adapters.acp import codec, extra, translate
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.agentcalls import ClientCalls
@@ -143,14 +144,6 @@ _HANDLER_GRACE = 1.0  # handlers to answer, sessions to close
 _FLUSH = SHUTDOWN_BUDGET - TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
 
 _AUTH_REQUIRED = "Authentication required"
-
-
-def _rpc_error(exc: AgentError) -> RpcError:
-    for cls in type(exc).__mro__:
-        code = ERROR_CODES.get(cls)
-        if code is not None:
-            return RpcError(code, exc.message, exc.data)
-    return RpcError(ErrorCode.INTERNAL_ERROR, exc.message, exc.data)
 
 
 def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> Decode:
@@ -305,7 +298,7 @@ class AgentConnection(ClientCalls):
             try:
                 return await handler(params)
             except AgentError as exc:
-                raise _rpc_error(exc) from exc
+                raise rpc_error(exc, ERROR_CODES) from exc
 
         return run
 
@@ -343,23 +336,11 @@ class AgentConnection(ClientCalls):
                 ) as peer:
                     self._peer = peer
                     try:
-                        await self._until_done(peer, stop)
+                        await until_closed(peer, stop)
                     finally:  # sessions are closed even when cancelled from outside
                         await self._shut_down(peer)
             finally:
                 self._peer = None
-
-    @staticmethod
-    async def _until_done(peer: Peer, stop: anyio.Event | None) -> None:
-        async with anyio.create_task_group() as tg:
-
-            async def watch(wait: Callable[[], Any]) -> None:
-                await wait()
-                tg.cancel_scope.cancel()
-
-            tg.start_soon(watch, peer.wait_closed)
-            if stop is not None:
-                tg.start_soon(watch, stop.wait)
 
     async def _shut_down(self, peer: Peer) -> None:
         with anyio.CancelScope(shield=True):

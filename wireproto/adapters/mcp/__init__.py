@@ -14,6 +14,7 @@ MCP dialect. Messages are msgspec Structs (:mod:`.messages`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Literal
@@ -70,16 +71,11 @@ async def serve_mcp(
     Raises:
         OSError: stdin or stdout cannot be used (stdio only).
     """
+    from wireproto.adapters._shared import serve_or_stdio
     from wireproto.adapters.mcp.server import ToolServer
 
     server = ToolServer(provider, server_info=server_info, instructions=instructions)
-    if stream is not None:
-        await server.serve(stream, stop=stop)
-        return
-    from wireproto.transports.stdio import open_stdio  # only a stdio server needs it
-
-    async with open_stdio() as stdio:
-        await server.serve(stdio, stop=stop)
+    await serve_or_stdio(functools.partial(server.serve, stop=stop), stream)
 
 
 @asynccontextmanager

@@ -44,6 +44,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto import __version__
+from wireproto.adapters._shared import rpc_error, until_closed
 from wireproto.adapters.mcp import messages as m
 from wireproto.adapters.mcp.versions import SUPPORTED_VERSIONS, negotiate
 from wireproto.errors import (
@@ -163,15 +164,7 @@ class ToolServer:
         ) as peer:
             self._peer = peer
             try:
-                async with anyio.create_task_group() as tg:
-
-                    async def watch(wait: Callable[[], Any]) -> None:
-                        await wait()
-                        tg.cancel_scope.cancel()
-
-                    tg.start_soon(watch, peer.wait_closed)
-                    if stop is not None:
-                        tg.start_soon(watch, stop.wait)
+                await until_closed(peer, stop)
                 with anyio.move_on_after(_GRACE, shield=True):
                     await peer.wait_idle()
             finally:
@@ -246,5 +239,4 @@ class ToolServer:
             message = exc.message or f"Unknown tool: {tool}"
             raise RpcError(ErrorCode.INVALID_PARAMS, message) from exc
         except AgentError as exc:
-            code = AGENT_ERRORS.get(type(exc), ErrorCode.INTERNAL_ERROR)
-            raise RpcError(code, exc.message) from exc
+            raise rpc_error(exc, AGENT_ERRORS, data=False) from exc

@@ -16,6 +16,7 @@ protocol itself is described in ``docs/protocol-wire.md``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
@@ -23,6 +24,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from wireproto.adapters._shared import runtime_of, serve_or_stdio
 from wireproto.agent.api import Agent
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import StoreArg
@@ -90,23 +92,11 @@ async def serve_wire(
         OSError: stdio is not usable.
         ValueError: ``store`` given with a runtime (give it to the runtime).
     """
-    if isinstance(agent, Runtime):
-        if store is not None:
-            raise ValueError("pass store= to the Runtime, not with one")
-        runtime = agent
-    else:
-        runtime = Runtime(agent, store)
     server = WireServer(
-        runtime, session_id=session_id, work_dir=work_dir, yolo=yolo, model=model,
+        runtime_of(agent, store), session_id=session_id, work_dir=work_dir, yolo=yolo, model=model,
         thinking=thinking,
     )
-    if stream is not None:
-        await server.serve(stream, stop=stop)
-        return
-    from wireproto.transports.stdio import open_stdio
-
-    async with open_stdio() as stdio:
-        await server.serve(stdio, stop=stop)
+    await serve_or_stdio(functools.partial(server.serve, stop=stop), stream)
 
 
 @asynccontextmanager

@@ -42,6 +42,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from wireproto.adapters import _shared as shared
 from wireproto.agent.api import BooleanOption, ExternalTool, Session
 from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
@@ -113,11 +114,7 @@ _OPTION_CATEGORIES = (("model", "model"), ("thinking", "thought_level"))
 
 def rpc_error(exc: AgentError) -> RpcError:
     """The Wire error answer for an agent failure (see :data:`AGENT_ERROR_CODES`)."""
-    for cls in type(exc).__mro__:
-        code = AGENT_ERROR_CODES.get(cls)
-        if code is not None:
-            return RpcError(int(code), exc.message, exc.data)
-    return RpcError(int(WireErrorCode.CHAT_PROVIDER_ERROR), exc.message)  # pragma: no cover
+    return shared.rpc_error(exc, AGENT_ERROR_CODES)
 
 
 def _state_error(message: WireErrorMessage) -> RpcError:
@@ -239,7 +236,7 @@ class WireServer:
             async with peer, anyio.create_task_group() as tg:
                 self.channel.attach(peer, tg)
                 try:
-                    await self._wait_end(peer, stop)
+                    await shared.until_closed(peer, stop)
                 finally:
                     with anyio.CancelScope(shield=True):
                         await self._shut_down(peer)
@@ -273,19 +270,6 @@ class WireServer:
         if isinstance(value, bool) and not isinstance(option, BooleanOption):
             value = "on" if value else "off"
         await self.runtime.set_option(session, option.id, value)
-
-    async def _wait_end(self, peer: Peer, stop: anyio.Event | None) -> None:
-        async with anyio.create_task_group() as waiters:
-
-            async def on_stop(event: anyio.Event) -> None:
-                await event.wait()
-                log.info("%s: stop requested", self.name)
-                waiters.cancel_scope.cancel()
-
-            if stop is not None:
-                waiters.start_soon(on_stop, stop)
-            await peer.wait_closed()
-            waiters.cancel_scope.cancel()
 
     async def _shut_down(self, peer: Peer) -> None:
         """Cancel the running operation, resolve requests visibly, let the end flush.

@@ -1,0 +1,91 @@
+"""What every protocol adapter does the same way, written once.
+
+The adapters differ where their protocols do (sessions per connection,
+cancellation, reply ordering) and share no base class; these small helpers
+are the code that is truly the same: mapping agent errors to JSON-RPC error
+answers, serving until the connection closes or ``stop`` is set, serving on
+this process's stdio when no stream is given, and building the runtime an
+entry point serves.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
+
+import anyio
+import anyio.abc
+
+from wireproto.errors import AgentError, RpcError
+from wireproto.jsonrpc.messages import ErrorCode
+from wireproto.rpc.peer import Peer
+
+if TYPE_CHECKING:
+    from wireproto.agent.api import Agent
+    from wireproto.agent.runtime import Runtime
+    from wireproto.agent.store import StoreArg
+
+__all__ = ["rpc_error", "runtime_of", "serve_or_stdio", "until_closed"]
+
+log = logging.getLogger(__name__)
+
+
+def rpc_error(
+    exc: AgentError, codes: Mapping[type[AgentError], int], *, data: bool = True
+) -> RpcError:
+    """The error answer for an agent failure: the code of the most specific
+    class of ``exc`` in ``codes`` (``-32603`` when none is), its message and,
+    when ``data``, its data."""
+    code = next((codes[cls] for cls in type(exc).__mro__ if cls in codes),
+                ErrorCode.INTERNAL_ERROR)
+    return RpcError(int(code), exc.message, exc.data if data else None)
+
+
+async def until_closed(peer: Peer, stop: anyio.Event | None = None) -> None:
+    """Return once ``peer``'s connection is closed or ``stop`` is set."""
+    async with anyio.create_task_group() as tg:
+
+        async def on_stop(event: anyio.Event) -> None:
+            await event.wait()
+            log.debug("%s: stop requested", peer.name)
+            tg.cancel_scope.cancel()
+
+        if stop is not None:
+            tg.start_soon(on_stop, stop)
+        await peer.wait_closed()
+        tg.cancel_scope.cancel()
+
+
+async def serve_or_stdio(
+    serve: Callable[[anyio.abc.ObjectStream[bytes]], Awaitable[None]],
+    stream: anyio.abc.ObjectStream[bytes] | None,
+) -> None:
+    """``await serve(stream)``, or on this process's stdin and stdout when ``stream`` is ``None``.
+
+    Raises:
+        OSError: stdin or stdout cannot be used (stdio only).
+    """
+    if stream is not None:
+        await serve(stream)
+        return
+    from wireproto.transports.stdio import open_stdio  # only a stdio server needs it
+
+    async with open_stdio() as stdio:
+        await serve(stdio)
+
+
+def runtime_of(agent: Agent | Runtime, store: StoreArg) -> Runtime:
+    """The runtime to serve: ``agent`` itself, or a new one over ``store``.
+
+    Raises:
+        ValueError: ``store`` given with a runtime (it belongs to the runtime).
+    """
+    from wireproto.agent.runtime import Runtime
+
+    if isinstance(agent, Runtime):
+        if store is not None:
+            raise ValueError("store= was given with a Runtime: pass it to Runtime(agent, store) "
+                             "instead")
+        return agent
+    return Runtime(agent, store)
