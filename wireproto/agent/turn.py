@@ -9,6 +9,7 @@ tool) is cancelled and the pending client request with it.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -55,8 +56,8 @@ _FINAL = (ToolStatus.COMPLETED, ToolStatus.FAILED)
 
 
 def new_id(prefix: str) -> str:
-    """Return a fresh unique id such as ``msg_3f2a...``."""
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    """Return a fresh unique id such as ``msg_3f2a...`` (64 random bits in hex)."""
+    return f"{prefix}_{os.urandom(8).hex()}"
 
 
 class ToolCall:
@@ -117,7 +118,6 @@ class Turn:
         prompt: the prompt as typed content blocks.
         step: the current step, 1-based (see :meth:`new_step`).
         scope: the cancel scope the agent's :meth:`Agent.prompt` runs in.
-        done: set when the turn is over (recorded ``TurnEnded`` or failed).
     """
 
     def __init__(self, runtime: Runtime, session: Session, prompt: list[ContentBlock]) -> None:
@@ -125,11 +125,13 @@ class Turn:
         self.session = session
         self.prompt = prompt
         self.scope = anyio.CancelScope()
-        self.done = anyio.Event()
+        # events are made when first waited for: most turns never need them
+        self._done: anyio.Event | None = None
+        self._finished = False
         self._cancel_requested = False
-        self._cancelled = anyio.Event()
+        self._cancelled: anyio.Event | None = None
         self._steering: list[list[ContentBlock]] = []
-        self._steered = anyio.Event()
+        self._steered: anyio.Event | None = None
         self._message_id: str | None = None
         self._thought_id: str | None = None
         self._text: str | None = None
@@ -157,18 +159,38 @@ class Turn:
         return self.session.plan_mode
 
     @property
+    def done(self) -> anyio.Event:
+        """Set when the turn is over (recorded ``TurnEnded`` or failed)."""
+        if self._done is None:
+            self._done = anyio.Event()
+            if self._finished:
+                self._done.set()
+        return self._done
+
+    def finish(self) -> None:
+        """Mark the turn over (what the runtime does when it ends): sets :attr:`done`."""
+        self._finished = True
+        if self._done is not None:
+            self._done.set()
+
+    @property
     def cancelled(self) -> bool:
         """Whether the client asked to cancel this turn."""
         return self._cancel_requested
 
     async def wait_cancelled(self) -> None:
         """Wait until the client asks to cancel this turn."""
+        if self._cancelled is None:
+            self._cancelled = anyio.Event()
+            if self._cancel_requested:
+                self._cancelled.set()
         await self._cancelled.wait()
 
     def cancel(self) -> None:
         """Cancel the turn (what the runtime does on the client's cancel)."""
         self._cancel_requested = True
-        self._cancelled.set()
+        if self._cancelled is not None:
+            self._cancelled.set()
         self.scope.cancel()
 
     # -------------------------------------------------------------- output
@@ -336,7 +358,8 @@ class Turn:
     def steer(self, content: list[ContentBlock]) -> None:
         """Queue steering input (what the runtime does on the client's steer)."""
         self._steering.append(content)
-        self._steered.set()
+        if self._steered is not None:
+            self._steered.set()
 
     async def take_steering(self) -> list[list[ContentBlock]]:
         """Return the steering inputs received since the last call (oldest first).
@@ -345,14 +368,17 @@ class Turn:
         the input enters the agent's context, e.g. between steps.
         """
         taken, self._steering = self._steering, []
-        self._steered = anyio.Event()
+        self._steered = None
         for content in taken:
             await self.emit(SteerReceived(content=content))
         return taken
 
     async def wait_steering(self) -> list[list[ContentBlock]]:
         """Wait for steering input, then take it."""
-        await self._steered.wait()
+        if not self._steering:
+            if self._steered is None:
+                self._steered = anyio.Event()
+            await self._steered.wait()
         return await self.take_steering()
 
     # ---------------------------------------------------- asking the client

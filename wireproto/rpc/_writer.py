@@ -24,6 +24,11 @@ Two ways in, by what the message needs:
 Either way a producer waits while the queue is full. Order is preserved: a
 message is only written directly when nothing is queued or being written.
 
+``before_write`` (optional) is called right before any bytes are handed to
+the stream, by whichever path: a program that must persist what it sends
+(the agent runtime's history) can hold records back and write them there,
+in one go, before the client can see the messages they describe.
+
 :meth:`Writer.close` stops accepting messages; the task then writes what is
 queued and ends (:meth:`Writer.wait_done`). When the stream breaks, the
 writer reports the cause to ``on_broken`` and ends; producers then get
@@ -106,6 +111,8 @@ class Writer:
         size: messages queued before producers wait.
         on_broken: called with the exception when the stream breaks.
         name: a label for log lines.
+        before_write: called (no arguments, must not raise) before each
+            write to the stream.
     """
 
     def __init__(
@@ -114,8 +121,10 @@ class Writer:
         size: int,
         on_broken: Callable[[BaseException], None],
         name: str,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         self._stream = stream
+        self._before_write = before_write
         self._size = size
         self._on_broken = on_broken
         self.name = name
@@ -195,6 +204,8 @@ class Writer:
         return True
 
     def _write_now(self, stream: SupportsTrySend, data: bytes) -> bool:
+        if self._before_write is not None:
+            self._before_write()
         try:
             taken = stream.try_send(data)
         except STREAM_GONE as exc:
@@ -291,6 +302,8 @@ class Writer:
                     else:
                         batch.append(cast(bytes, item))
                 self._release_room()
+                if self._before_write is not None:
+                    self._before_write()
                 if many:
                     await cast(SupportsSendMany, stream).send_many(batch)
                 else:

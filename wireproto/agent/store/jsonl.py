@@ -200,18 +200,22 @@ class JsonlStore:
             InvalidArgument: invalid id.
             OSError: the file could not be written (e.g. the disk is full).
         """
-        path = self.path(session_id)
+        fd = self._fds.pop(session_id, None)  # an open file: the id was checked before
+        path = self.path(session_id) if fd is None else None
         if not events:
+            if fd is not None:
+                self._fds[session_id] = fd
             return
         data = b"".join([_encoder.encode(_Line(event, now())) + b"\n" for event in events])
-        fd = self._fd(session_id, path)
+        fd = self._fd(session_id, fd, path)
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))
             return
         if session_id not in self._clean:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                log.warning("%s: ends with a partial line; starting a new line", path)
+                log.warning("%s: ends with a partial line; starting a new line",
+                            self.path(session_id))
                 data = b"\n" + data
             self._clean.add(session_id)
         try:
@@ -227,16 +231,17 @@ class JsonlStore:
         if valid_session_id(session_id):
             self.path(session_id).unlink(missing_ok=True)
 
-    def _fd(self, session_id: str, path: Path) -> int | None:
-        """The session's append descriptor (opened when needed); ``None``: no file."""
-        fd = self._fds.pop(session_id, None)
+    def _fd(self, session_id: str, fd: int | None, path: Path | None) -> int | None:
+        """The session's append descriptor: ``fd`` if its file is still there, else
+        opened at ``path``; ``None``: no file."""
         if fd is not None and os.fstat(fd).st_nlink == 0:  # deleted by someone else
             os.close(fd)
             self._clean.discard(session_id)
             fd = None
         if fd is None:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+                fd = os.open(path or self.path(session_id),
+                             os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             except FileNotFoundError:
                 return None
             while len(self._fds) >= MAX_OPEN:
