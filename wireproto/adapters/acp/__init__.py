@@ -6,7 +6,7 @@
   :class:`AgentConnection` gives more control.
 * Client role: :func:`connect_acp` spawns an agent command or connects to a
   WebSocket URL and yields an initialized :class:`ClientConnection`; prompt
-  turns are :class:`Turn` objects (async streams of typed updates). The default
+  turns are :class:`PromptTurn` objects (async streams of typed updates). The default
   handlers :class:`LocalFileSystem` and :class:`LocalTerminals` serve the
   agent's ``fs/*`` and ``terminal/*`` requests.
 
@@ -35,7 +35,7 @@ from .clientstate import (
 )
 from .connect import connect_acp
 from .terminals import LocalTerminals, Terminals
-from .turn import Turn
+from .turn import PromptTurn
 
 if TYPE_CHECKING:
     from wireproto.agent.api import Agent
@@ -51,9 +51,9 @@ __all__ = [
     "LocalFileSystem",
     "LocalTerminals",
     "PermissionHandler",
+    "PromptTurn",
     "SessionEvent",
     "Terminals",
-    "Turn",
     "UpdateHandler",
     "connect_acp",
     "option_of_kind",

@@ -7,7 +7,11 @@
   ``wireproto wire``) or connects to a WebSocket URL and yields a ready
   :class:`~.client.WireClient` (``initialize`` sent, v1 fallback applied).
 
-The transports are imported lazily, only by these two functions.
+The transports are imported lazily, only by these two functions. The
+protocol's messages are in :mod:`~wireproto.adapters.wire.messages` (events
+and requests), :mod:`~wireproto.adapters.wire.methods` (client -> server
+methods) and :mod:`~wireproto.adapters.wire.display` (display blocks); the
+protocol itself is described in ``docs/protocol-wire.md``.
 """
 
 from __future__ import annotations
@@ -35,7 +39,20 @@ from .client import (
 from .methods import ClientInfo, ExternalTool, HookSubscription
 from .server import WireServer
 
-__all__ = ["WireClient", "WireServer", "connect_wire", "serve_wire"]
+__all__ = [
+    "ApprovalHandler",
+    "ClientInfo",
+    "EventHandler",
+    "ExternalTool",
+    "HookHandler",
+    "HookSubscription",
+    "QuestionHandler",
+    "ToolHandler",
+    "WireClient",
+    "WireServer",
+    "connect_wire",
+    "serve_wire",
+]
 
 
 async def serve_wire(
