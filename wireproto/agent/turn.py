@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 __all__ = ["ToolCall", "Turn", "new_id"]
 
 _FINAL = (ToolStatus.COMPLETED, ToolStatus.FAILED)
+_FULL_CHECK_EVERY = 8  # emits between checks of the enclosing scopes' cancellation
 
 
 def new_id(prefix: str) -> str:
@@ -136,6 +137,7 @@ class Turn:
         self._thought_id: str | None = None
         self._text: str | None = None
         self._open_calls: dict[str, ToolCall] = {}
+        self._emits = 0
         self.step = 1
 
     # ----------------------------------------------------------- properties
@@ -204,7 +206,11 @@ class Turn:
         Raises:
             ConnectionClosed: the client is gone (the event is still recorded).
         """
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        # the turn's own cancellation is checked every time; the full check
+        # (any enclosing scope) costs a backend lookup, so only now and then
+        self._emits += 1
+        if self.scope.cancel_called or not self._emits % _FULL_CHECK_EVERY:
+            await anyio.lowlevel.checkpoint_if_cancelled()
         await self.runtime.emit(self.session, event)
 
     def new_message(self) -> None:

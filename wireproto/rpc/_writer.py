@@ -289,6 +289,10 @@ class Writer:
                     self._wake = wake = self._new_waiter()
                     try:
                         await wake.wait()
+                        # let the tasks that are ready run first: what they
+                        # queue now (e.g. the answer after a burst of
+                        # notifications) goes out in the same write
+                        await anyio.lowlevel.checkpoint()
                     finally:
                         self._idle = False
                         self._wake = None
