@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from _common import HERE, ROOT, format_machine, machine_info, median, verdict
+from _common import HERE, format_machine, machine_info, median, verdict
 from _common import table as make_table
 
 CONCURRENT = 32
@@ -63,14 +63,19 @@ CAVEATS = [
 ]
 
 
-def _contenders(home: Path) -> dict[str, tuple[list[str], dict[str, str]]]:
+def _contenders(home: Path, baseline: str | None
+                ) -> dict[str, tuple[list[str], dict[str, str]]]:
     env = {**os.environ, "WIREPROTO_HOME": str(home / "wireproto")}
     env.pop("WIREPROTO_TOKEN", None)
-    return {
+    found = {
         "wireproto": ([sys.executable, "-m", "wireproto", "acp"], env),
         "acp_sdk": ([sys.executable, str(HERE / "agent_acp_sdk.py"), str(home / "sdk")],
                     dict(os.environ)),
     }
+    if baseline:  # another wireproto source tree, e.g. an older commit's
+        old = {**env, "WIREPROTO_HOME": str(home / "baseline"), "PYTHONPATH": baseline}
+        found["baseline"] = ([sys.executable, "-m", "wireproto", "acp"], old)
+    return found
 
 
 def agent_cpu_ns(pid: int) -> int:
@@ -161,7 +166,7 @@ async def run_once(cmd: list[str], env: dict[str, str], args: argparse.Namespace
     """One contender process: warm up, then the sequential and concurrent phases."""
     proc = await asyncio.create_subprocess_exec(
         *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL, env=env, cwd=ROOT, limit=1 << 24,
+        stderr=asyncio.subprocess.DEVNULL, env=env, cwd=workdir, limit=1 << 24,
     )
     async with RawClient(proc) as client:
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
@@ -210,10 +215,10 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
     """Every contender once per round (order alternating); per-round ratios."""
     rounds: list[dict[str, dict[str, float]]] = []
     with tempfile.TemporaryDirectory(prefix="bench-agent-") as tmp:
-        contenders = _contenders(Path(tmp))
+        contenders = _contenders(Path(tmp), args.baseline)
         names = list(contenders)
         for rnd in range(args.rounds):
-            order = names if rnd % 2 == 0 else names[::-1]
+            order = names[rnd % len(names):] + names[:rnd % len(names)]
             results = {}
             for name in order:
                 if not args.json:
@@ -221,19 +226,9 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
                 cmd, env = contenders[name]
                 results[name] = await run_once(cmd, env, args, tmp)
             rounds.append(results)
-    ratios = [
-        {
-            "sequential": r["wireproto"]["sequential_pps"] / r["acp_sdk"]["sequential_pps"],
-            "concurrent": r["wireproto"]["concurrent_pps"] / r["acp_sdk"]["concurrent_pps"],
-            "cpu_per_prompt_sequential": r["wireproto"]["cpu_per_prompt_sequential_s"]
-            / r["acp_sdk"]["cpu_per_prompt_sequential_s"],
-            "cpu_per_prompt_concurrent": r["wireproto"]["cpu_per_prompt_concurrent_s"]
-            / r["acp_sdk"]["cpu_per_prompt_concurrent_s"],
-        }
-        for r in rounds
-    ]
+    ratios = [_ratios(r, "wireproto") for r in rounds]
     summary = {
-        name: {m: median([r[name][m] for r in rounds]) for m in METRICS} for name in rounds[0]
+        name: {m: median([r[name][m] for r in rounds]) for m in METRICS} for name in names
     }
     ratio_medians = {k: median([r[k] for r in ratios]) for k in ratios[0]}
     ratio_ranges = {k: [min(r[k] for r in ratios), max(r[k] for r in ratios)] for k in ratios[0]}
@@ -245,8 +240,25 @@ async def collect(args: argparse.Namespace) -> dict[str, Any]:
     for key, (want, limit) in TARGETS.items():
         ok = values[key] <= limit if want.startswith("<=") else values[key] >= limit
         targets[key] = {"want": want, "value": values[key], "met": ok}
-    return {"rounds": rounds, "ratios": ratios, "contenders": summary,
-            "ratio_medians": ratio_medians, "ratio_ranges": ratio_ranges, "targets": targets}
+    result = {"rounds": rounds, "ratios": ratios, "contenders": summary,
+              "ratio_medians": ratio_medians, "ratio_ranges": ratio_ranges, "targets": targets}
+    if args.baseline:
+        old = [_ratios(r, "baseline") for r in rounds]
+        result["baseline_ratio_medians"] = {k: median([r[k] for r in old]) for k in old[0]}
+    return result
+
+
+def _ratios(r: dict[str, dict[str, float]], name: str) -> dict[str, float]:
+    """One round's ratios of contender ``name`` to the SDK agent."""
+    ours, sdk = r[name], r["acp_sdk"]
+    return {
+        "sequential": ours["sequential_pps"] / sdk["sequential_pps"],
+        "concurrent": ours["concurrent_pps"] / sdk["concurrent_pps"],
+        "cpu_per_prompt_sequential": ours["cpu_per_prompt_sequential_s"]
+        / sdk["cpu_per_prompt_sequential_s"],
+        "cpu_per_prompt_concurrent": ours["cpu_per_prompt_concurrent_s"]
+        / sdk["cpu_per_prompt_concurrent_s"],
+    }
 
 
 def report(result: dict[str, Any]) -> str:
@@ -267,6 +279,10 @@ def report(result: dict[str, Any]) -> str:
            make_table(["metric", "median", "range"], ratio_rows), "", "targets (same run):"]
     for name, t in result["targets"].items():
         out.append(f"  {name:16} {t['want']:>8}: {t['value']:.2f}x  -> {verdict(t['met'])}")
+    old = result.get("baseline_ratio_medians")
+    if old:
+        out.append("\nbaseline / acp_sdk (median per round): " + ", ".join(
+            f"{k} {v:.2f}x" for k, v in old.items()))
     return "\n".join(out)
 
 
@@ -276,6 +292,9 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     ap.add_argument("--quick", action="store_true", help="tiny run for smoke tests")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
+    ap.add_argument("--baseline", metavar="DIR",
+                    help="also run the demo agent of the wireproto package found in DIR "
+                         "(e.g. an older commit: git archive COMMIT wireproto | tar -x -C DIR)")
     args = ap.parse_args()
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.seq, args.per_session, args.warmup = (20, 2, 5) if args.quick else (1000, 40, 100)
