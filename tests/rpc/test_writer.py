@@ -161,7 +161,7 @@ async def test_before_write_runs_before_any_bytes_leave(seed: int) -> None:
         checked.append(len(pipe.data))
         persisted[:] = announced
 
-    writer = Writer(pipe, 4, lambda exc: None, "t", before_write)
+    writer = Writer(pipe, 4, lambda exc: None, "t", before_write=before_write)
     rng = random.Random(seed)
     async with anyio.create_task_group() as tg:
         writer.start(tg, waiter_factory())
