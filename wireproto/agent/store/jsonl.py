@@ -200,16 +200,14 @@ class JsonlStore:
             InvalidArgument: invalid id.
             OSError: the file could not be written (e.g. the disk is full).
         """
-        fd = self._fds.pop(session_id, None)  # an open file: the id was checked before
-        path = self.path(session_id) if fd is None else None
+        if session_id not in self._fds:  # an open file: the id was checked before
+            self.path(session_id)
         if not events:
-            if fd is not None:
-                self._fds[session_id] = fd
             return
         ts = b',"ts":' + _encoder.encode(now()) + b"}\n"  # as _Line encodes; one time a call
         encode = _encoder.encode
         data = b"".join([b'{"event":' + encode(event) + ts for event in events])
-        fd = self._fd(session_id, fd, path)
+        fd = self._fd(session_id, self._fds.pop(session_id, None))
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))
             return
@@ -233,17 +231,16 @@ class JsonlStore:
         if valid_session_id(session_id):
             self.path(session_id).unlink(missing_ok=True)
 
-    def _fd(self, session_id: str, fd: int | None, path: Path | None) -> int | None:
+    def _fd(self, session_id: str, fd: int | None) -> int | None:
         """The session's append descriptor: ``fd`` if its file is still there, else
-        opened at ``path``; ``None``: no file."""
+        its file opened again; ``None``: no file."""
         if fd is not None and os.fstat(fd).st_nlink == 0:  # deleted by someone else
             os.close(fd)
             self._clean.discard(session_id)
             fd = None
         if fd is None:
             try:
-                fd = os.open(path or self.path(session_id),
-                             os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+                fd = os.open(self.path(session_id), os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             except FileNotFoundError:
                 return None
             while len(self._fds) >= MAX_OPEN:
