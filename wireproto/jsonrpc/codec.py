@@ -118,6 +118,9 @@ class Dialect:
             ids must not be null) instead of being answered with ``id: null``.
         answer_cancelled: a request cancelled by the peer is answered with
             ``-32800``; when false it gets no answer at all (MCP).
+        cancel_method: the notification that cancels one request (its
+            params name the request in ``requestId``); ``None`` when the
+            protocol has none (Wire).
         parse_error: message text of ``-32700``.
         invalid_request: message text of ``-32600`` for a request.
         invalid_response: message text of ``-32600`` for a response.
@@ -136,6 +139,7 @@ class Dialect:
     replace_invalid_utf8: bool = False
     reject_null_id: bool = False
     answer_cancelled: bool = True
+    cancel_method: str | None = None
     parse_error: str = "Parse error"
     invalid_request: str = "Invalid request"
     invalid_response: str = "Invalid response"
@@ -175,6 +179,7 @@ ACP_DIALECT = Dialect(
     answer_idless=True,
     null_params_as_absent=False,
     error_data_null=False,
+    cancel_method="$/cancel_request",
 )
 """Agent Client Protocol: strict envelope, standard error texts."""
 
@@ -187,6 +192,7 @@ MCP_DIALECT = Dialect(
     error_data_null=False,
     reject_null_id=True,
     answer_cancelled=False,
+    cancel_method="notifications/cancelled",
 )
 """Model Context Protocol: strict envelope, non-null request ids, and a request
 cancelled with ``notifications/cancelled`` is never answered."""

@@ -336,8 +336,8 @@ class AgentConnection(ClientCalls):
         async with self.turns.running():
             try:
                 async with Peer(
-                    stream, self.router, dialect=ACP_DIALECT, cancel_method="$/cancel_request",
-                    flush_timeout=_FLUSH, name=self.name,
+                    stream, self.router, dialect=ACP_DIALECT,
+                    cancel_method=ACP_DIALECT.cancel_method, flush_timeout=_FLUSH, name=self.name,
                     before_write=self.runtime.flush_history,
                 ) as peer:
                     self._peer = peer

@@ -180,7 +180,7 @@ class ClientConnection:
                 await stack.enter_async_context(self.terminals)
             peer = Peer(
                 self._stream, self._router(), dialect=ACP_DIALECT,
-                cancel_method="$/cancel_request", name=self.name,
+                cancel_method=ACP_DIALECT.cancel_method, name=self.name,
             )
             self._peer = await stack.enter_async_context(peer)
             self._stack = stack.pop_all()

@@ -31,7 +31,6 @@ from msgspec import UNSET
 
 from wireproto import __version__
 from wireproto.adapters.mcp import messages as m
-from wireproto.adapters.mcp.server import CANCEL_METHOD
 from wireproto.adapters.mcp.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from wireproto.errors import LocalProtocolError, RemoteProtocolError
 from wireproto.jsonrpc.codec import MCP_DIALECT
@@ -87,7 +86,8 @@ class ToolClient:
         router.add("notifications/tools/list_changed", self._tools_changed, notification=True)
         async with AsyncExitStack() as stack:
             self._peer = await stack.enter_async_context(Peer(
-                self._stream, router, dialect=MCP_DIALECT, cancel_method=CANCEL_METHOD,
+                self._stream, router, dialect=MCP_DIALECT,
+                cancel_method=MCP_DIALECT.cancel_method,
                 name=self.name,
             ))
             self._stack = stack.pop_all()

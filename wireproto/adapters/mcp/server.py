@@ -63,7 +63,7 @@ __all__ = ["AGENT_ERRORS", "CANCEL_METHOD", "ToolProvider", "ToolServer"]
 
 log = logging.getLogger(__name__)
 
-CANCEL_METHOD = "notifications/cancelled"
+CANCEL_METHOD = MCP_DIALECT.cancel_method
 """The MCP notification cancelling one request (param ``requestId``)."""
 
 AGENT_ERRORS: dict[type[AgentError], int] = {
@@ -159,7 +159,7 @@ class ToolServer:
         answer; the stream is closed on return.
         """
         async with Peer(
-            stream, self.router, dialect=MCP_DIALECT, cancel_method=CANCEL_METHOD,
+            stream, self.router, dialect=MCP_DIALECT, cancel_method=MCP_DIALECT.cancel_method,
             name=self.name,
         ) as peer:
             self._peer = peer
