@@ -201,8 +201,8 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
 
 def log_failure(command: str, exc: BaseException) -> None:
     """Write ``exc`` with its traceback to the diagnostic file only (stderr gets one line)."""
-    if not _file:
-        return
+    if not _file or not Path(getattr(_file[0], "baseFilename", "")).parent.is_dir():
+        return  # no file, or its directory is gone (the demo's temporary home)
     record = logging.getLogger("wireproto.cli").makeRecord(
         "wireproto.cli", logging.ERROR, __file__, 0, "%s failed", (command,),
         (type(exc), exc, exc.__traceback__),

@@ -42,9 +42,11 @@ Serve = Callable[[anyio.abc.ObjectStream[bytes] | None, anyio.Event, dict[str, s
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """``--agent``, ``--log-level`` and the websocket options."""
     parser.add_argument(
-        "--agent", metavar="MODULE:ATTR",
-        help="serve this agent (an Agent instance or a zero-argument callable returning one; "
-             "the current directory is importable) instead of the demo agent",
+        "--agent", metavar="FILE.py:ATTR|MODULE:ATTR",
+        help="serve this agent (an Agent instance or a zero-argument callable returning one) "
+             "instead of the demo agent: path/to/file.py:ATTR (from any directory) or "
+             "package.module:ATTR (the current directory is importable); default: "
+             "$WIREPROTO_AGENT when set",
     )
     parser.add_argument("--log-level", choices=LEVELS, default="info",
                         help="stderr log level (default: info; the log file gets info or finer)")
@@ -95,14 +97,17 @@ def _runtime(args: argparse.Namespace) -> Runtime:
     """
     from wireproto.agent.runtime import Runtime
     from wireproto.agent.store import JsonlStore
+    from wireproto.cli.agentload import AgentLoadError, agent_spec, load_agent
 
-    if args.agent:
-        from wireproto.cli.agentload import AgentLoadError, load_agent
-
+    spec = agent_spec(args.agent)
+    if spec is not None:
         try:
-            return Runtime(load_agent(args.agent), JsonlStore())
+            agent = load_agent(*spec)
         except AgentLoadError as exc:
             raise CliError(str(exc)) from exc
+        args.agent = spec[0]  # named in the "serving ..." log line
+        log.info("agent %s (%s, from %s)", agent.info.name, spec[0], spec[1])
+        return Runtime(agent, JsonlStore())
     from wireproto.agent.demo import DemoAgent
 
     return Runtime(DemoAgent(), JsonlStore())
@@ -112,6 +117,10 @@ def main_acp(args: argparse.Namespace) -> int:
     """Run ``wireproto acp``; returns the exit status."""
     setup_logging("acp", args.log_level)
     runtime = _runtime(args)
+    if args.require_auth and not runtime.agent.auth_methods:
+        raise CliError(f"--require-auth: the agent {runtime.agent.info.name!r} declares no "
+                       "authentication method (Agent.auth_methods), so no client could open "
+                       "a session; declare one or drop --require-auth")
 
     async def serve(
         stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event, _: dict[str, str]

@@ -54,12 +54,13 @@ async def connect_acp(
         cmd: the agent command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: the spawned command's environment and working directory.
+        env: the spawned command's environment.
+        cwd: the spawned command's working directory.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
-            ``False`` to send it yourself.
+            ``False`` to send it yourself (e.g. with a custom timeout).
         handshake_timeout: seconds the agent has to answer ``initialize``,
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
@@ -76,6 +77,8 @@ async def connect_acp(
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused, or the agent
             went away during ``initialize``.
+        ProcessExited: the spawned agent exited or closed its output while a
+            request waited (its exit status and last stderr lines attached).
         RemoteProtocolError: the agent chose an ACP version other than 1.
         TimeoutError: the agent did not answer ``initialize`` within
             ``handshake_timeout`` seconds (the message says so).
