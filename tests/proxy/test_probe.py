@@ -30,3 +30,8 @@ async def test_probe_of_a_silent_command_names_the_way_out() -> None:
 async def test_probe_of_a_command_that_exits() -> None:
     with pytest.raises(ProbeError, match="exited without answering"):
         await probe_protocol([sys.executable, "-c", "print('hello')"])
+
+
+async def test_probe_reads_past_lines_nested_too_deeply() -> None:
+    agent = Path(__file__).resolve().parents[1] / "helpers" / "deep_agent.py"
+    assert await probe_protocol([sys.executable, str(agent), "answer"]) == "acp"
