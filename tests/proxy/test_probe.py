@@ -32,6 +32,8 @@ async def test_probe_of_a_command_that_exits() -> None:
         await probe_protocol([sys.executable, "-c", "print('hello')"])
 
 
+DEEP_AGENT = str(Path(__file__).resolve().parents[1] / "helpers" / "deep_agent.py")
+
+
 async def test_probe_reads_past_lines_nested_too_deeply() -> None:
-    agent = Path(__file__).resolve().parents[1] / "helpers" / "deep_agent.py"
-    assert await probe_protocol([sys.executable, str(agent), "answer"]) == "acp"
+    assert await probe_protocol([sys.executable, DEEP_AGENT, "answer"]) == "acp"
