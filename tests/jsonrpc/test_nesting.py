@@ -239,3 +239,19 @@ def test_every_deep_line_gets_an_ordinary_refusal(
             assert exc.id == ident
             assert exc.reply == (ident is not None or dialect.answer_idless
                                  or not line.startswith(b"{"))
+
+
+def test_the_scan_gives_up_in_bounded_time_and_assumes_the_rest_well_formed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Input that cannot fold is read step by step: past its time the scan stops."""
+    import wireproto.jsonrpc._nesting as nesting
+
+    monkeypatch.setattr(nesting, "SCAN_SECONDS", 0.0)  # (stops at the first check)
+    head = b'{"jsonrpc":"2.0","id":9,"method":"m","params":'
+    found = scan(head + b"[[1]," * 50_000 + b"x")  # broken at the very end
+    assert not found.complete and found.json
+    assert (found.id, found.method, found.deepest_in) == (9, "m", "params")
+    exc = _refusal(Decoder(ACP_DIALECT), head + b"[[1]," * 50_000 + b"x")
+    assert (exc.code, exc.id) == (ErrorCode.INVALID_PARAMS, 9)
+    assert scan(b"[" * 100_000).complete  # a plain run is one step: read to the end
