@@ -51,7 +51,7 @@ _STR = (
 )
 _NUM = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _SCALAR = (  # (an empty container counts as one: `[[],[[],[` folds too)
-    rb"(?>" + _STR + rb"|" + _NUM + rb"|true|false|null|\[" + _WS + rb"\]|\{" + _WS + rb"\})"
+    rb"(?:" + _STR + rb"|" + _NUM + rb"|true|false|null|\[" + _WS + rb"\]|\{" + _WS + rb"\})"
 )
 _MEMBER = _STR + _WS + rb":" + _WS
 # Inside a container, a run of openers is one token, with the first members
