@@ -6,7 +6,7 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 (and so any :class:`~wireproto.agent.api.Agent`) to one ACP client over a
 :class:`~wireproto.rpc.peer.Peer`, and is the
 :class:`~wireproto.agent.api.Channel` of the sessions it opens (its requests
-to the client come from :class:`~.agentcalls.ClientCalls`).
+to the client are made by the :class:`~.agentcalls.ClientCalls` it owns).
 
 * **Methods** are the table built by :meth:`AgentConnection._routes`: method
   -> handler and params decoder. Params are decoded once, leniently, into the
@@ -68,7 +68,16 @@ from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.agentcalls import ClientCalls
 from wireproto.adapters.acp.agentturns import TURN_GRACE, TurnRunner
 from wireproto.adapters.acp.mcp import McpPolicy, Setup, decode_setup, dropped_notice
-from wireproto.agent.api import ClientCapabilities, SelectOption, Session
+from wireproto.agent.api import (
+    Approval,
+    ApprovalRequest,
+    ClientCapabilities,
+    ExternalTool,
+    Question,
+    SelectOption,
+    Session,
+    ToolOutcome,
+)
 from wireproto.agent.events import Event
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.turn import new_id
@@ -174,7 +183,7 @@ def _set(value: Any) -> Any:
     return UNSET if value is None else value
 
 
-class AgentConnection(ClientCalls):
+class AgentConnection:
     """Serve a :class:`~wireproto.agent.runtime.Runtime` to one ACP client.
 
     Args:
@@ -189,6 +198,7 @@ class AgentConnection(ClientCalls):
             no authentication method.
 
     Attributes:
+        client: the requests to the client (permissions, files).
         capabilities: what the client declared (set by ``initialize``).
         initialized: whether an ``initialize`` was answered.
         authenticated: whether ``authenticate`` succeeded on this connection.
@@ -221,7 +231,7 @@ class AgentConnection(ClientCalls):
                 "session: declare one, or do not require authentication")
         self.initialized = False
         self.authenticated = False
-        self.capabilities = ClientCapabilities()
+        self.client = ClientCalls(lambda: self.peer, name)
         self.turns = TurnRunner(runtime, name)
         self._ctx = translate.Context(self.capabilities, self.agent.options)
         self._peer: Peer | None = None
@@ -307,6 +317,11 @@ class AgentConnection(ClientCalls):
 
         return run
 
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        """What the client declared (set by ``initialize``)."""
+        return self.client.capabilities
+
     # ------------------------------------------------------------- serving
 
     @property
@@ -368,7 +383,7 @@ class AgentConnection(ClientCalls):
 
     async def _initialize(self, p: S.InitializeRequest) -> S.InitializeResponse:
         info = p.client_info if isinstance(p.client_info, S.Implementation) else None
-        self.capabilities = translate.client_capabilities(p.client_capabilities, info)
+        self.client.capabilities = translate.client_capabilities(p.client_capabilities, info)
         self._ctx = translate.Context(self.capabilities, self.agent.options)
         version = p.protocol_version
         if version not in PROTOCOL_VERSIONS:
@@ -566,3 +581,31 @@ class AgentConnection(ClientCalls):
                 held.append(note)
             else:
                 await self.peer.notify(UPDATE, note)
+
+    async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
+        """Ask with ``session/request_permission`` (see :class:`~.agentcalls.ClientCalls`)."""
+        return await self.client.request_approval(session, request)
+
+    async def read_text_file(self, session: Session, path: str) -> str:
+        """Read through ``fs/read_text_file`` (see :class:`~.agentcalls.ClientCalls`)."""
+        return await self.client.read_text_file(session, path)
+
+    async def write_text_file(self, session: Session, path: str, content: str) -> None:
+        """Write through ``fs/write_text_file`` (see :class:`~.agentcalls.ClientCalls`)."""
+        await self.client.write_text_file(session, path, content)
+
+    async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
+        """ACP has no questions: always dismissed (``[]``)."""
+        return await self.client.ask(session, tool_call_id, question)
+
+    async def call_tool(
+        self, session: Session, call_id: str, tool: ExternalTool, arguments: Any
+    ) -> ToolOutcome:
+        """ACP clients provide no tools: an error outcome."""
+        return await self.client.call_tool(session, call_id, tool, arguments)
+
+    async def run_hook(
+        self, session: Session, event: str, target: str, input: dict[str, Any]
+    ) -> tuple[bool, str]:
+        """ACP has no hooks: allowed."""
+        return await self.client.run_hook(session, event, target, input)

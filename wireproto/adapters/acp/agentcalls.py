@@ -4,15 +4,17 @@ The half of the :class:`~wireproto.agent.api.Channel` an agent uses to ask
 its client for something: permissions (``session/request_permission``) and
 files (``fs/read_text_file`` / ``fs/write_text_file``, only when the client
 advertised them). ACP has no questions, client tools or hooks: those answer
-at once. :class:`~wireproto.adapters.acp.agent.AgentConnection` inherits it
-and provides :attr:`ClientCalls.peer`, :attr:`ClientCalls.capabilities` and
-:attr:`ClientCalls.name`. Results are decoded with the schema's leniency; a
-client's failure to answer a permission request rejects the operation.
+at once. :class:`~wireproto.adapters.acp.agent.AgentConnection` owns one
+(as the Wire server owns its :class:`~wireproto.adapters.wire.channel.WireChannel`),
+gives it the way to its running peer, and keeps :attr:`ClientCalls.capabilities`
+up to date. Results are decoded with the schema's leniency; a client's
+failure to answer a permission request rejects the operation.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import msgspec
@@ -40,20 +42,32 @@ T = TypeVar("T")
 
 
 class ClientCalls:
-    """Requests to the ACP client (a mixin: see the module docstring).
+    """Requests to the ACP client of one connection.
+
+    Args:
+        peer: returns the connection's running peer (raising
+            :class:`~wireproto.errors.ConnectionClosed` when it is not served).
+        name: a label for log lines.
 
     Attributes:
         name: a label for log lines.
-        capabilities: what the client declared.
+        capabilities: what the client declared (set by the connection on
+            ``initialize``).
     """
 
-    name: str
-    capabilities: ClientCapabilities
+    def __init__(self, peer: Callable[[], Peer], name: str) -> None:
+        self._peer = peer
+        self.name = name
+        self.capabilities = ClientCapabilities()
 
     @property
     def peer(self) -> Peer:
-        """The running peer (provided by the connection)."""
-        raise NotImplementedError
+        """The running peer.
+
+        Raises:
+            ConnectionClosed: the connection is not being served.
+        """
+        return self._peer()
 
     async def _client_call(self, method: str, params: Any, result_type: type[T]) -> T:
         raw = await self.peer.request(method, params, result_type=msgspec.Raw)
