@@ -2,11 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
 import anyio
 import pytest
 from timeouts import units
 
-from wireproto.adapters._shared import rpc_error, runtime_of, serve_or_stdio, until_closed
+from wireproto.adapters._shared import (
+    renamed_options,
+    rpc_error,
+    runtime_of,
+    serve_or_stdio,
+    until_closed,
+)
+from wireproto.adapters.acp import connect_acp
+from wireproto.adapters.mcp import connect_mcp
+from wireproto.adapters.wire import connect_wire
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
@@ -14,6 +30,10 @@ from wireproto.rpc.peer import Peer
 from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
+
+CONNECT: dict[str, Callable[..., Any]] = {
+    "acp": connect_acp, "wire": connect_wire, "mcp": connect_mcp,
+}
 
 
 class Refused(InvalidArgument):
@@ -75,3 +95,33 @@ async def test_serve_or_stdio_serves_the_given_stream() -> None:
     async with left, right:
         await serve_or_stdio(serve, left)
     assert served == [left]
+
+
+@pytest.mark.parametrize(
+    ("connect", "old", "new"),
+    [
+        ("acp", "handshake_timeout", "initialize_timeout"),
+        ("acp", "update_buffer", "event_buffer"),
+        ("wire", "handshake", "initialize"),
+        ("mcp", "timeout", "initialize_timeout"),
+    ],
+)
+def test_connect_functions_share_one_vocabulary(connect: str, old: str, new: str) -> None:
+    function = CONNECT[connect]
+    parameters = inspect.signature(function).parameters
+    assert new in parameters and old not in parameters
+    for name in ("stderr", "redact", "max_bytes", "initialize", "initialize_timeout"):
+        assert name in parameters, f"connect_{connect} lacks {name}="
+    assert parameters["stderr"].default == "log"
+
+
+async def test_an_old_option_name_still_works_with_a_warning(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match=r"connect_wire\(handshake=...\) is deprecated"):
+        async with connect_wire([sys.executable, "-m", "wireproto", "wire"], handshake=False,
+                                env={**os.environ, "WIREPROTO_HOME": str(tmp_path)}) as client:
+            assert client.protocol_version is None  # no initialize was sent
+
+
+def test_renamed_options_refuse_unknown_names() -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'handshak'"):
+        renamed_options("connect_wire", {"handshak": True}, {"handshake": "initialize"})

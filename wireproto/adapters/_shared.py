@@ -5,14 +5,15 @@ cancellation, reply ordering) and share no base class; these small helpers
 are the code that is truly the same: mapping agent errors to JSON-RPC error
 answers, serving until the connection closes or ``stop`` is set, serving on
 this process's stdio when no stream is given, and building the runtime an
-entry point serves.
+entry point serves, and the old names of the ``connect_*`` options.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from wireproto.agent.runtime import Runtime
     from wireproto.agent.store import StoreArg
 
-__all__ = ["rpc_error", "runtime_of", "serve_or_stdio", "until_closed"]
+__all__ = ["renamed_options", "rpc_error", "runtime_of", "serve_or_stdio", "until_closed"]
 
 log = logging.getLogger(__name__)
 
@@ -89,3 +90,22 @@ def runtime_of(agent: Agent | Runtime, store: StoreArg) -> Runtime:
                              "instead")
         return agent
     return Runtime(agent, store)
+
+
+def renamed_options(
+    function: str, given: Mapping[str, Any], renames: Mapping[str, str]
+) -> dict[str, Any]:
+    """The options ``given`` under an old name, under their new one (each warned about).
+
+    Raises:
+        TypeError: an option that never existed.
+    """
+    options: dict[str, Any] = {}
+    for old, value in given.items():
+        new = renames.get(old)
+        if new is None:
+            raise TypeError(f"{function}() got an unexpected keyword argument {old!r}")
+        warnings.warn(f"{function}({old}=...) is deprecated: pass {new}= instead",
+                      DeprecationWarning, stacklevel=4)
+        options[new] = value
+    return options

@@ -88,7 +88,7 @@ async def _open_wire(
     if kind == "subprocess":
         assert agent is None and runtime is None and not server_options
         async with connect_wire(
-            server_cmd(backend, workdir, session_id), stderr="log", handshake=handshake,
+            server_cmd(backend, workdir, session_id), stderr="log", initialize=handshake,
             **client_options,
         ) as client:
             yield Served(client, [])
@@ -109,7 +109,7 @@ async def _open_wire(
             await make_server().serve(stream)
 
         async with serve_websocket(handler) as ws, connect_wire(
-            url=ws.url, handshake=handshake, **client_options
+            url=ws.url, initialize=handshake, **client_options
         ) as client:
             yield Served(client, servers)
         return

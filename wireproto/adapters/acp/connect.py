@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
+from wireproto.adapters._shared import renamed_options
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientfs import FileSystem
@@ -20,6 +21,9 @@ from wireproto.adapters.acp.terminals import Terminals
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["connect_acp"]
+
+_RENAMED = {"handshake_timeout": "initialize_timeout", "update_buffer": "event_buffer"}
+"""Old option name -> its name in the vocabulary shared by every ``connect_*``."""
 
 
 @asynccontextmanager
@@ -33,7 +37,7 @@ async def connect_acp(
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     initialize: bool = True,
-    handshake_timeout: float | None = 30.0,
+    initialize_timeout: float | None = 30.0,
     client_info: s.Implementation | None = None,
     on_permission: PermissionHandler | None = None,
     on_update: UpdateHandler | None = None,
@@ -42,8 +46,9 @@ async def connect_acp(
     notices: bool = False,
     compaction: bool = False,
     boolean_options: bool = False,
-    update_buffer: int = 256,
+    event_buffer: int = 256,
     redact: Collection[str] = (),
+    **deprecated: Any,
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -61,12 +66,16 @@ async def connect_acp(
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
-        handshake_timeout: seconds the agent has to answer ``initialize``,
+        initialize_timeout: seconds the agent has to answer ``initialize``,
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
-        client_info ... update_buffer: see :class:`ClientConnection`.
+        client_info ... boolean_options: see :class:`ClientConnection`.
+        event_buffer: session updates buffered per prompt turn (the
+            ``update_buffer`` of :class:`ClientConnection`).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
+        deprecated: the old names ``handshake_timeout`` and
+            ``update_buffer`` still work, with a :class:`DeprecationWarning`.
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a
@@ -81,8 +90,11 @@ async def connect_acp(
             request waited (its exit status and last stderr lines attached).
         RemoteProtocolError: the agent chose an ACP version other than 1.
         TimeoutError: the agent did not answer ``initialize`` within
-            ``handshake_timeout`` seconds (the message says so).
+            ``initialize_timeout`` seconds (the message says so).
     """
+    old = renamed_options("connect_acp", deprecated, _RENAMED)
+    initialize_timeout = old.get("initialize_timeout", initialize_timeout)
+    event_buffer = old.get("event_buffer", event_buffer)
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
 
@@ -96,9 +108,9 @@ async def connect_acp(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
-            update_buffer=update_buffer,
+            update_buffer=event_buffer,
         )
         await stack.enter_async_context(client)
         if initialize:  # (the clock starts now: the agent is running)
-            await client.initialize(timeout=handshake_timeout)
+            await client.initialize(timeout=initialize_timeout)
         yield client

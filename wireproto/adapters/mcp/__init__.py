@@ -15,14 +15,15 @@ MCP dialect. Messages are msgspec Structs (:mod:`.messages`).
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
 
 from wireproto._lazy import attach
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from wireproto.adapters.mcp.client import ToolClient
@@ -85,9 +86,12 @@ async def connect_mcp(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
     stderr: Literal["inherit", "log"] = "log",
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     initialize: bool = True,
+    initialize_timeout: float | None = 30.0,
     client_info: Implementation | None = None,
-    timeout: float | None = 30.0,  # noqa: ASYNC109 (the handshake's deadline)
+    redact: Collection[str] = (),
+    **deprecated: Any,
 ) -> AsyncIterator[ToolClient]:
     """Spawn the stdio MCP server ``cmd`` and yield a running client.
 
@@ -95,10 +99,15 @@ async def connect_mcp(
         cmd: the server command and its arguments (no shell).
         env: the child's whole environment (default: ours).
         cwd: the child's working directory.
-        stderr: ``"log"`` (drained into :mod:`logging`) or ``"inherit"``.
+        stderr: ``"log"`` (drained into :mod:`logging`, the default) or ``"inherit"``.
+        max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: perform the handshake before yielding (the default).
+        initialize_timeout: seconds the handshake may take.
         client_info: the identity sent in ``initialize``.
-        timeout: seconds the handshake may take.
+        redact: secrets handed to the server (tokens, keys in ``env``),
+            masked in its logged stderr lines.
+        deprecated: the old name ``timeout`` still works, with a
+            :class:`DeprecationWarning`.
 
     Yields:
         the client; on exit the child's stdin is closed and it is shut down.
@@ -108,11 +117,16 @@ async def connect_mcp(
         RemoteProtocolError: the server chose an unsupported version.
         ConnectionClosed: the server went away during the handshake.
     """
+    from wireproto.adapters._shared import renamed_options
     from wireproto.adapters.mcp.client import ToolClient
     from wireproto.transports.subprocess import open_subprocess
 
-    async with open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr) as stream:
+    initialize_timeout = renamed_options("connect_mcp", deprecated, {
+        "timeout": "initialize_timeout"}).get("initialize_timeout", initialize_timeout)
+    async with open_subprocess(
+        cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes, redact=redact
+    ) as stream:
         async with ToolClient(stream, client_info=client_info) as client:
             if initialize:
-                await client.initialize(timeout=timeout)
+                await client.initialize(timeout=initialize_timeout)
             yield client

@@ -19,12 +19,12 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
 
-from wireproto.adapters._shared import runtime_of, serve_or_stdio
+from wireproto.adapters._shared import renamed_options, runtime_of, serve_or_stdio
 from wireproto.agent.api import Agent
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import StoreArg
@@ -109,7 +109,7 @@ async def connect_wire(
     cwd: str | None = None,
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    handshake: bool = True,
+    initialize: bool = True,
     client_info: ClientInfo | None = None,
     external_tools: Mapping[str, tuple[ExternalTool, ToolHandler]] | None = None,
     on_approval: ApprovalHandler | None = None,
@@ -121,6 +121,7 @@ async def connect_wire(
     event_buffer: int = 1024,
     initialize_timeout: float = 5.0,
     redact: Collection[str] = (),
+    **deprecated: Any,
 ) -> AsyncIterator[WireClient]:
     """Connect to a Wire server and yield a ready :class:`WireClient`.
 
@@ -136,10 +137,12 @@ async def connect_wire(
             :mod:`logging`, the default; its last lines are kept for
             :class:`~wireproto.errors.ProcessExited`) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
-        handshake: send ``initialize`` first (with the v1 fallback).
+        initialize: send ``initialize`` first (with the v1 fallback).
         client_info ... initialize_timeout: see :class:`WireClient`.
         redact: secrets handed to a spawned server (tokens, keys in ``env``),
             masked in its logged stderr lines.
+        deprecated: the old name ``handshake`` still works, with a
+            :class:`DeprecationWarning`.
 
     Yields:
         the client; on exit it is closed and a spawned server is shut down.
@@ -151,6 +154,8 @@ async def connect_wire(
         ProcessExited: the spawned server exited or closed its output while
             a request waited (its exit status and last stderr lines attached).
     """
+    initialize = renamed_options("connect_wire", deprecated, {"handshake": "initialize"}).get(
+        "initialize", initialize)
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
 
@@ -167,6 +172,6 @@ async def connect_wire(
             event_buffer=event_buffer, initialize_timeout=initialize_timeout,
         )
         await stack.enter_async_context(client)
-        if handshake:
+        if initialize:
             await client.initialize()
         yield client
