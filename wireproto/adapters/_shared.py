@@ -5,15 +5,17 @@ cancellation, reply ordering) and share no base class; these small helpers
 are the code that is truly the same: mapping agent errors to JSON-RPC error
 answers, serving until the connection closes or ``stop`` is set, serving on
 this process's stdio when no stream is given, and building the runtime an
-entry point serves, and the old names of the ``connect_*`` options.
+entry point serves; the start of every ``connect_*`` and the old names of
+their options.
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -27,9 +29,18 @@ if TYPE_CHECKING:
     from wireproto.agent.runtime import Runtime
     from wireproto.agent.store import StoreArg
 
-__all__ = ["renamed_options", "rpc_error", "runtime_of", "serve_or_stdio", "until_closed"]
+__all__ = [
+    "open_client",
+    "renamed_options",
+    "rpc_error",
+    "runtime_of",
+    "serve_or_stdio",
+    "until_closed",
+]
 
 log = logging.getLogger(__name__)
+
+C = TypeVar("C", bound=AbstractAsyncContextManager[Any])
 
 
 def rpc_error(
@@ -109,3 +120,27 @@ def renamed_options(
                       DeprecationWarning, stacklevel=4)
         options[new] = value
     return options
+
+
+@asynccontextmanager
+async def open_client(
+    transport: Mapping[str, Any],
+    client_of: Callable[[anyio.abc.ObjectStream[bytes]], C],
+    initialize: Callable[[C], Awaitable[object]] | None,
+) -> AsyncIterator[C]:
+    """Open a stream with :func:`~wireproto.transports.open.open_stream`
+    (``transport`` are its options), run ``client_of(stream)`` as an async
+    context, pass it to ``initialize`` (when given: its clock starts once the
+    process runs or the socket is open), and yield it.
+
+    Raises:
+        ValueError, OSError, ConnectionClosed, ProcessExited: as ``open_stream``.
+    """
+    from wireproto.transports.open import open_stream  # imported only when used
+
+    async with open_stream(**transport) as stream:
+        client = client_of(stream)
+        async with client:
+            if initialize is not None:
+                await initialize(client)
+            yield client

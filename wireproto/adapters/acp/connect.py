@@ -9,10 +9,12 @@ sends ``initialize`` before yielding the connection.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
-from wireproto.adapters._shared import renamed_options
+import anyio.abc
+
+from wireproto.adapters._shared import open_client, renamed_options
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientfs import FileSystem
@@ -95,22 +97,19 @@ async def connect_acp(
     old = renamed_options("connect_acp", deprecated, _RENAMED)
     initialize_timeout = old.get("initialize_timeout", initialize_timeout)
     event_buffer = old.get("event_buffer", event_buffer)
-    async with AsyncExitStack() as stack:
-        from wireproto.transports.open import open_stream
+    transport = {"cmd": cmd, "url": url, "headers": headers, "env": env, "cwd": cwd,
+                 "stderr": stderr, "max_bytes": max_bytes, "redact": redact}
 
-        stream = await stack.enter_async_context(
-            open_stream(
-                cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, redact=redact,
-            )
-        )
-        client = ClientConnection(
+    def client_of(stream: anyio.abc.ObjectStream[bytes]) -> ClientConnection:
+        return ClientConnection(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
             update_buffer=event_buffer,
         )
-        await stack.enter_async_context(client)
-        if initialize:  # (the clock starts now: the agent is running)
-            await client.initialize(timeout=initialize_timeout)
+
+    async def handshake(client: ClientConnection) -> None:
+        await client.initialize(timeout=initialize_timeout)
+
+    async with open_client(transport, client_of, handshake if initialize else None) as client:
         yield client

@@ -116,17 +116,22 @@ async def connect_mcp(
         OSError: the command could not be started.
         RemoteProtocolError: the server chose an unsupported version.
         ConnectionClosed: the server went away during the handshake.
+        ProcessExited: the server exited or closed its output while a request
+            waited (its exit status and last stderr lines attached).
     """
-    from wireproto.adapters._shared import renamed_options
+    from wireproto.adapters._shared import open_client, renamed_options
     from wireproto.adapters.mcp.client import ToolClient
-    from wireproto.transports.subprocess import open_subprocess
 
     initialize_timeout = renamed_options("connect_mcp", deprecated, {
         "timeout": "initialize_timeout"}).get("initialize_timeout", initialize_timeout)
-    async with open_subprocess(
-        cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes, redact=redact
-    ) as stream:
-        async with ToolClient(stream, client_info=client_info) as client:
-            if initialize:
-                await client.initialize(timeout=initialize_timeout)
-            yield client
+    transport = {"cmd": cmd, "env": env, "cwd": cwd, "stderr": stderr,
+                 "max_bytes": max_bytes, "redact": redact}
+
+    def client_of(stream: anyio.abc.ObjectStream[bytes]) -> ToolClient:
+        return ToolClient(stream, client_info=client_info)
+
+    async def handshake(client: ToolClient) -> None:
+        await client.initialize(timeout=initialize_timeout)
+
+    async with open_client(transport, client_of, handshake if initialize else None) as client:
+        yield client

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Any, Literal
 
 import anyio
 import anyio.abc
 
-from wireproto.adapters._shared import renamed_options, runtime_of, serve_or_stdio
+from wireproto.adapters._shared import open_client, renamed_options, runtime_of, serve_or_stdio
 from wireproto.agent.api import Agent
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import StoreArg
@@ -156,22 +156,17 @@ async def connect_wire(
     """
     initialize = renamed_options("connect_wire", deprecated, {"handshake": "initialize"}).get(
         "initialize", initialize)
-    async with AsyncExitStack() as stack:
-        from wireproto.transports.open import open_stream
+    transport = {"cmd": cmd, "url": url, "headers": headers, "env": env, "cwd": cwd,
+                 "stderr": stderr, "max_bytes": max_bytes, "redact": redact}
 
-        stream = await stack.enter_async_context(
-            open_stream(
-                cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, redact=redact,
-            )
-        )
-        client = WireClient(
+    def client_of(stream: anyio.abc.ObjectStream[bytes]) -> WireClient:
+        return WireClient(
             stream, client_info=client_info, external_tools=external_tools,
             on_approval=on_approval, on_question=on_question, on_hook=on_hook,
             on_event=on_event, hooks=hooks, supports_plan_mode=supports_plan_mode,
             event_buffer=event_buffer, initialize_timeout=initialize_timeout,
         )
-        await stack.enter_async_context(client)
-        if initialize:
-            await client.initialize()
+
+    handshake = WireClient.initialize if initialize else None
+    async with open_client(transport, client_of, handshake) as client:
         yield client
