@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.abc
 
-from wireproto.errors import AgentError, RpcError
+from wireproto.errors import AgentError, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
 
@@ -33,6 +33,7 @@ __all__ = [
     "open_client",
     "renamed_options",
     "rpc_error",
+    "running_peer",
     "runtime_of",
     "serve_or_stdio",
     "until_closed",
@@ -144,3 +145,15 @@ async def open_client(
             if initialize is not None:
                 await initialize(client)
             yield client
+
+
+def running_peer(peer: Peer | None, role: str) -> Peer:
+    """``peer``; when ``None``, :class:`LocalProtocolError` saying ``role`` is not running.
+
+    Raises:
+        LocalProtocolError: ``peer`` is ``None``: the client is used outside
+            its ``async with``.
+    """
+    if peer is None:
+        raise LocalProtocolError(f"the {role} is not running: use 'async with client'")
+    return peer

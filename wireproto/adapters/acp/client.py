@@ -65,6 +65,7 @@ import msgspec
 from msgspec import UNSET
 
 from wireproto import __version__
+from wireproto.adapters._shared import running_peer
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.clientfs import FileSystem
@@ -204,14 +205,8 @@ class ClientConnection:
 
     @property
     def peer(self) -> Peer:
-        """The running peer.
-
-        Raises:
-            LocalProtocolError: the client is not running (use ``async with``).
-        """
-        if self._peer is None:
-            raise LocalProtocolError("the ACP client is not running: use 'async with client'")
-        return self._peer
+        """The running peer (:class:`LocalProtocolError` outside ``async with``)."""
+        return running_peer(self._peer, "ACP client")
 
     @property
     def sessions(self) -> Mapping[str, ClientSession]:

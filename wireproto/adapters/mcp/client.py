@@ -30,6 +30,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto import __version__
+from wireproto.adapters._shared import running_peer
 from wireproto.adapters.mcp import messages as m
 from wireproto.adapters.mcp.versions import LATEST_VERSION, SUPPORTED_VERSIONS
 from wireproto.errors import LocalProtocolError, RemoteProtocolError
@@ -105,14 +106,8 @@ class ToolClient:
 
     @property
     def peer(self) -> Peer:
-        """The running peer.
-
-        Raises:
-            LocalProtocolError: the client is not running (use ``async with``).
-        """
-        if self._peer is None:
-            raise LocalProtocolError("the MCP client is not running: use 'async with client'")
-        return self._peer
+        """The running peer (:class:`LocalProtocolError` outside ``async with``)."""
+        return running_peer(self._peer, "MCP client")
 
     @property
     def protocol_version(self) -> str | None:

@@ -40,6 +40,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto import __version__
+from wireproto.adapters._shared import running_peer
 from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.codec import TOO_DEEP, WIRE_DIALECT
 from wireproto.jsonrpc.messages import ErrorCode
@@ -215,14 +216,8 @@ class WireClient:
 
     @property
     def peer(self) -> Peer:
-        """The running peer.
-
-        Raises:
-            LocalProtocolError: the client is not running (use ``async with``).
-        """
-        if self._peer is None:
-            raise LocalProtocolError("the Wire client is not running: use 'async with client'")
-        return self._peer
+        """The running peer (:class:`LocalProtocolError` outside ``async with``)."""
+        return running_peer(self._peer, "Wire client")
 
     async def wait_closed(self) -> None:
         """Wait until the server's side of the connection ends."""
