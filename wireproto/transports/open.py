@@ -30,14 +30,18 @@ async def open_stream(
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     start_new_session: bool = False,
     redact: Collection[str] = (),
+    inherit_env: bool = True,
+    shutdown_timeout: float = 5.0,
 ) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
     """Yield a message stream to ``cmd`` (spawned) or to ``url`` (WebSocket).
 
     Args:
         cmd: the program and its arguments; talks over its stdin/stdout.
         url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
-        env / cwd / stderr / start_new_session / redact: for a spawned
-            command (see :func:`~wireproto.transports.subprocess.open_subprocess`).
+        env / inherit_env / cwd / stderr / start_new_session / redact /
+            shutdown_timeout: for a spawned command (see
+            :func:`~wireproto.transports.subprocess.open_subprocess`); ``env``
+            is set on top of our environment unless ``inherit_env=False``.
         max_bytes: the largest accepted inbound message.
 
     Raises:
@@ -52,7 +56,8 @@ async def open_stream(
 
         async with open_subprocess(
             cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes,
-            start_new_session=start_new_session, redact=redact,
+            start_new_session=start_new_session, redact=redact, inherit_env=inherit_env,
+            shutdown_timeout=shutdown_timeout,
         ) as child:
             yield child
     else:

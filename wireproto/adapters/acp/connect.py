@@ -43,6 +43,8 @@ async def connect_acp(
     boolean_options: bool = False,
     update_buffer: int = 256,
     redact: Collection[str] = (),
+    inherit_env: bool = True,
+    shutdown_timeout: float = 5.0,
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -53,7 +55,9 @@ async def connect_acp(
         cmd: the agent command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: the spawned command's environment and working directory.
+        env / cwd: variables set for the spawned command on top of our
+            environment, and its working directory.
+        inherit_env: ``False``: the command gets exactly ``env``.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
@@ -62,10 +66,14 @@ async def connect_acp(
         client_info ... update_buffer: see :class:`ClientConnection`.
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
+        shutdown_timeout: seconds a spawned agent gets to exit after its
+            stdin closed (and again after SIGTERM) when the connection ends.
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a
         spawned agent is shut down (stdin closed, then SIGTERM, then SIGKILL).
+        Its :attr:`~ClientConnection.process` gives a spawned agent's ``pid``,
+        and its ``returncode`` once the block is left.
 
     Raises:
         ValueError: both or neither of ``cmd`` and ``url``.
@@ -76,11 +84,13 @@ async def connect_acp(
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
+        from wireproto.transports.process import process_of
 
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, redact=redact,
+                max_bytes=max_bytes, redact=redact, inherit_env=inherit_env,
+                shutdown_timeout=shutdown_timeout,
             )
         )
         client = ClientConnection(
@@ -89,6 +99,7 @@ async def connect_acp(
             notices=notices, compaction=compaction, boolean_options=boolean_options,
             update_buffer=update_buffer,
         )
+        client.process = process_of(stream)
         await stack.enter_async_context(client)
         if initialize:
             await client.initialize()
