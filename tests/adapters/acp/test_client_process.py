@@ -23,7 +23,8 @@ from wireproto.errors import RpcError
 
 pytestmark = pytest.mark.anyio
 
-SCRIPTED = [sys.executable, str(Path(__file__).resolve().parents[2] / "helpers" / "acp_scripted.py")]
+HELPERS = Path(__file__).resolve().parents[2] / "helpers"
+SCRIPTED = [sys.executable, str(HELPERS / "acp_scripted.py")]
 
 
 async def test_a_kimi_shell_line_runs_through_the_shell(tmp_path: Path) -> None:

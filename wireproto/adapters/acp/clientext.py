@@ -40,7 +40,7 @@ def check_extension(method: str) -> None:
 
 
 class ExtensionCalls:
-    """``ext_request`` / ``ext_notify`` of :class:`~wireproto.adapters.acp.client.ClientConnection`."""
+    """``ext_request`` / ``ext_notify`` of the ACP ``ClientConnection``."""
 
     @property
     def peer(self) -> Peer:  # pragma: no cover (defined by the connection)
@@ -55,7 +55,7 @@ class ExtensionCalls:
         params: Any = None,
         *,
         result_type: type[R] | None = None,
-        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
+        timeout: float | None = CALL_TIMEOUT,
     ) -> Any:
         """Send an extension request (a method starting with ``_``, e.g. ``_zed/x``).
 
