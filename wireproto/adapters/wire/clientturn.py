@@ -111,6 +111,8 @@ class WireTurn:
         self._started = True
         self._send, self._recv = anyio.create_memory_object_stream[Any](self._buffer)
         self._done = anyio.Event()
+        # shielded: a cancelled caller still hears the server's answer to its cancel
+        self._scope = anyio.CancelScope(shield=True)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         await self._tg.start(self._run)  # returns once the prompt is queued
@@ -133,7 +135,7 @@ class WireTurn:
                     with anyio.move_on_after(CANCEL_WAIT, shield=True):
                         await self._cancel()
                         await self._done.wait()
-                self._tg.cancel_scope.cancel()
+                self._scope.cancel()
         finally:
             self._recv.close()  # wakes a reader blocked on a full buffer
             await self._tg.__aexit__(None, None, None)
@@ -175,7 +177,8 @@ class WireTurn:
             task_status.started()
 
         try:
-            self.result = await self._client._send_prompt(self, sent, self._on_response)
+            with self._scope:
+                self.result = await self._client._send_prompt(self, sent, self._on_response)
         except Exception as exc:
             self._error = exc
         finally:
