@@ -123,3 +123,15 @@ async def test_the_process_handle_and_the_merged_environment(
     async with connect_acp(SCRIPTED, env=replaced_env, inherit_env=False) as client:
         replaced = await client.ext_request("_test/env", names)
     assert replaced == {"WIREPROTO_INHERITED": None, "WIREPROTO_ADDED": "only"}
+
+
+def test_mcp_server_entries_need_only_what_matters() -> None:
+    from wireproto.adapters.acp import http_server, stdio_server
+
+    stdio = stdio_server("notes", "/usr/bin/notes", env={"TOKEN": "t"})
+    assert msgspec.json.decode(msgspec.json.encode(stdio)) == {
+        "name": "notes", "command": "/usr/bin/notes", "args": [],
+        "env": [{"name": "TOKEN", "value": "t"}]}
+    http = http_server("search", "https://search.example/mcp")
+    assert msgspec.json.decode(msgspec.json.encode(http)) == {
+        "type": "http", "name": "search", "url": "https://search.example/mcp", "headers": []}

@@ -8,7 +8,9 @@
   WebSocket URL and yields an initialized :class:`ClientConnection`; prompt
   turns are :class:`Turn` objects (async streams of typed updates). The default
   handlers :class:`LocalFileSystem` and :class:`LocalTerminals` serve the
-  agent's ``fs/*`` and ``terminal/*`` requests.
+  agent's ``fs/*`` and ``terminal/*`` requests; :func:`stdio_server` /
+  :func:`http_server` build MCP server entries. The message types a client
+  program meets most are exported here; every one is in :mod:`.schema`.
 
 Types generated from the official schema live in
 :mod:`wireproto.adapters.acp.schema`. The transports are imported lazily,
@@ -22,8 +24,10 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from . import schema
 from .agent import AgentConnection
-from .client import ClientConnection
+from .client import PROTOCOL_VERSION, ClientConnection
+from .clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
 from .clientfs import FileSystem, LocalFileSystem
 from .clientstate import (
     ClientSession,
@@ -34,29 +38,82 @@ from .clientstate import (
     option_of_kind,
 )
 from .connect import connect_acp
+from .mcpservers import http_server, sse_server, stdio_server
+from .schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ContentBlock,
+    EnvVariable,
+    HttpHeader,
+    Implementation,
+    InitializeResponse,
+    McpServer,
+    McpServerHttp,
+    McpServerSse,
+    McpServerStdio,
+    NewSessionResponse,
+    PermissionOption,
+    Plan,
+    RequestPermissionRequest,
+    RequestPermissionResponse,
+    SessionUpdate,
+    TextContent,
+    ToolCall,
+    ToolCallProgress,
+    ToolCallUpdate,
+)
 from .terminals import LocalTerminals, Terminals
-from .turn import Turn
+from .turn import PromptResult, Turn
 
 if TYPE_CHECKING:
     from wireproto.agent.api import Agent
     from wireproto.agent.runtime import Runtime
 
 __all__ = [
+    "CALL_TIMEOUT",
+    "INITIALIZE_TIMEOUT",
+    "PROTOCOL_VERSION",
     "AgentConnection",
+    "AgentMessageChunk",
+    "AgentThoughtChunk",
     "ClientConnection",
     "ClientSession",
+    "ContentBlock",
+    "EnvVariable",
     "FileSystem",
+    "HttpHeader",
+    "Implementation",
+    "InitializeResponse",
     "LoadResult",
     "LocalFileSystem",
     "LocalTerminals",
+    "McpServer",
+    "McpServerHttp",
+    "McpServerSse",
+    "McpServerStdio",
+    "NewSessionResponse",
     "PermissionHandler",
+    "PermissionOption",
+    "Plan",
+    "PromptResult",
+    "RequestPermissionRequest",
+    "RequestPermissionResponse",
     "SessionEvent",
+    "SessionUpdate",
     "Terminals",
+    "TextContent",
+    "ToolCall",
+    "ToolCallProgress",
+    "ToolCallUpdate",
     "Turn",
     "UpdateHandler",
     "connect_acp",
+    "http_server",
     "option_of_kind",
+    "schema",
     "serve_acp",
+    "sse_server",
+    "stdio_server",
 ]
 
 
