@@ -197,14 +197,14 @@ class Binding:
 
     async def _start(
         self, client: ClientConnection, resume_id: str | None,
-        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-call deadline)
+        timeout: float | None = CALL_TIMEOUT,
     ) -> bool:
         """Open the harness's session; ``False`` when it first needs authentication."""
         self._client = client
         self._resume_id = resume_id
         return await self._open(timeout)
 
-    async def _open(self, timeout: float | None) -> bool:  # noqa: ASYNC109
+    async def _open(self, timeout: float | None) -> bool:
         client = self.client
         caps = client.agent_capabilities
         rid = self._resume_id
@@ -241,7 +241,7 @@ class Binding:
         return self.harness_session_id is not None
 
     async def authenticate(
-        self, method_id: str, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+        self, method_id: str, *, timeout: float | None = CALL_TIMEOUT
     ) -> None:
         """Authenticate with the harness, then open its session if it was waiting.
 
