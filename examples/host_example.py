@@ -96,7 +96,7 @@ async def main(command: list[str]) -> None:
                 print("other permission:", outcome.text)
                 # 4. cancel a running turn
                 async with binding.prompt("wait") as turn:
-                    async for update in turn:
+                    async for _update in turn:  # the first update: it is running
                         await binding.cancel()
                 print("cancelled turn:", turn.stop_reason)
         print("observations:", len(host.observations(record.session_id)))

@@ -114,7 +114,7 @@ def test_what_counts_as_a_secret(config_file: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("HOME", "/home/someone")
 
     class NoBridge:
-        mcp_servers: list[Any] = []
+        mcp_servers: tuple[Any, ...] = ()
 
     executor = load_config(config_file).executor("marked")
     found = set(_secrets(NoBridge(), executor))  # type: ignore[arg-type]
