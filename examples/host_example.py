@@ -18,14 +18,7 @@ from typing import Any
 
 import anyio
 
-from wireproto.adapters.acp import (
-    AgentMessageChunk,
-    Plan,
-    RequestPermissionRequest,
-    TextContent,
-    ToolCall,
-    ToolCallProgress,
-)
+from wireproto.adapters.acp import schema
 from wireproto.host import Caller, Host, NativeTool, load_config
 
 AGENT = Path(__file__).resolve().parents[1] / "tests" / "interop" / "host_agent.mjs"
@@ -53,20 +46,21 @@ def read_tool(root: Path) -> NativeTool:
                       input_schema=schema)
 
 
-async def ask_the_user(request: RequestPermissionRequest) -> str:
+async def ask_the_user(request: schema.RequestPermissionRequest) -> str:
     """Permission for anything that is not a host tool: here, always the reject option."""
     print(f"asked the program about {request.tool_call.title!r}")
     return next(o.option_id for o in request.options if o.kind.startswith("reject"))
 
 
 def show(update: Any) -> None:
-    if isinstance(update, Plan):
+    if isinstance(update, schema.Plan):
         print("plan:", ", ".join(entry.content for entry in update.entries))
-    elif isinstance(update, ToolCall):
+    elif isinstance(update, schema.ToolCall):
         print(f"tool call {update.title}: {update.status}")
-    elif isinstance(update, ToolCallProgress):
+    elif isinstance(update, schema.ToolCallProgress):
         print(f"tool call update: {update.status}")
-    elif isinstance(update, AgentMessageChunk) and isinstance(update.content, TextContent):
+    elif isinstance(update, schema.AgentMessageChunk) and isinstance(update.content,
+                                                                      schema.TextContent):
         print("message:", update.content.text)
 
 

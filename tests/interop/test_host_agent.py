@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from wireproto.adapters.acp import RequestPermissionRequest
+from wireproto.adapters.acp import schema
 from wireproto.host import Caller, Host, NativeTool, load_config
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +79,7 @@ async def test_permissions_for_host_tools_follow_the_policy(
 ) -> None:
     asked: list[str] = []
 
-    async def program(request: RequestPermissionRequest) -> str:
+    async def program(request: schema.RequestPermissionRequest) -> str:
         asked.append(str(request.tool_call.title))
         return "allow"
 

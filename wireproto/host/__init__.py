@@ -1,6 +1,6 @@
 """Run external harnesses (other vendors' ACP agents) with a session-scoped MCP tool bridge.
 
-* :class:`~wireproto.host.host.Host`: sessions, bindings, the bridge gateway;
+* :class:`Host`: sessions, bindings, the bridge gateway;
 * :mod:`~wireproto.host.config`: the TOML configuration (executors, engine
   defaults, profiles, ``no_stdio_mcp``), read with :func:`load_config`;
 * :mod:`~wireproto.host.policy`: tool names, layered settings, groups,
@@ -19,45 +19,55 @@ bridge process needs only a few).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wireproto._lazy import attach
 
 if TYPE_CHECKING:
     from wireproto.host.binding import Binding, PromptOutcome
+    from wireproto.host.channel import BridgeChannel, Credentials
     from wireproto.host.config import ConfigError, ExecutorConfig, HostConfig, load_config
     from wireproto.host.host import Host
-    from wireproto.host.policy import Caller, NativeTool, ToolGroup
+    from wireproto.host.policy import Caller, NativeTool, Policy, ToolGroup
+    from wireproto.host.store import HostStore, Observation, SessionRecord
 
 __all__ = [
     "Binding",
+    "BridgeChannel",
     "Caller",
     "ConfigError",
+    "Credentials",
     "ExecutorConfig",
     "Host",
     "HostConfig",
+    "HostStore",
     "NativeTool",
+    "Observation",
+    "Policy",
     "PromptOutcome",
+    "SessionRecord",
     "ToolGroup",
     "load_config",
 ]
 
-_HOMES: dict[str, str] = {
-    "Host": "wireproto.host.host",
-    "Binding": "wireproto.host.binding",
-    "PromptOutcome": "wireproto.host.binding",
-    "ConfigError": "wireproto.host.config",
-    "ExecutorConfig": "wireproto.host.config",
-    "HostConfig": "wireproto.host.config",
-    "load_config": "wireproto.host.config",
-    "Caller": "wireproto.host.policy",
-    "NativeTool": "wireproto.host.policy",
-    "ToolGroup": "wireproto.host.policy",
-}
-"""Exported name -> the module that defines it (imported on first use)."""
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(home), name)
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        "Binding": ".binding",
+        "BridgeChannel": ".channel",
+        "Caller": ".policy",
+        "ConfigError": ".config",
+        "Credentials": ".channel",
+        "ExecutorConfig": ".config",
+        "Host": ".host",
+        "HostConfig": ".config",
+        "HostStore": ".store",
+        "NativeTool": ".policy",
+        "Observation": ".store",
+        "Policy": ".policy",
+        "PromptOutcome": ".binding",
+        "SessionRecord": ".store",
+        "ToolGroup": ".policy",
+        "load_config": ".config",
+    },
+)

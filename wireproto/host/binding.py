@@ -42,14 +42,14 @@ from msgspec import UNSET
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientext import CALL_TIMEOUT
-from wireproto.adapters.acp.turn import Turn
+from wireproto.adapters.acp.turn import PromptTurn
 from wireproto.errors import InvalidArgument, LocalProtocolError, RpcError
 from wireproto.host.config import ExecutorConfig
 from wireproto.host.policy import Caller, Resolved
 from wireproto.host.store import AuthState, Observation, now
 
 if TYPE_CHECKING:
-    from wireproto.host.store import SessionStore
+    from wireproto.host.store import HostStore
 
 __all__ = [
     "AUTH_OBSERVATIONS",
@@ -115,7 +115,7 @@ class Binding:
         cwd: str,
         inject: Resolved,
         mcp_servers: Sequence[s.McpServerStdio],
-        store: SessionStore,
+        store: HostStore,
         approved_tools: Sequence[str] | None = None,
         *,
         on_open: Callable[[Binding], None] | None = None,
@@ -314,7 +314,7 @@ class Binding:
             raise LocalProtocolError(f"binding {self.id}: the harness's session is not open")
         await self.client.cancel(self.harness_session_id)
 
-    def _turn(self, blocks: list[s.ContentBlock]) -> Turn:
+    def _turn(self, blocks: list[s.ContentBlock]) -> PromptTurn:
         if self.ended:
             raise LocalProtocolError(f"binding {self.id} has ended")
         self.check_prompt(blocks)
@@ -325,15 +325,19 @@ class Binding:
 
 
 class BindingPrompt:
-    """One prompt of a binding: ``async with`` gives the client's :class:`Turn`;
-    ``await`` collects a :class:`PromptOutcome`."""
+    """One prompt of a binding.
+
+    ``async with`` gives the ACP client's
+    :class:`~wireproto.adapters.acp.turn.PromptTurn`; ``await`` collects a
+    :class:`PromptOutcome`.
+    """
 
     def __init__(self, binding: Binding, blocks: list[s.ContentBlock]) -> None:
         self.binding = binding
         self.blocks = blocks
-        self._turn: Turn | None = None
+        self._turn: PromptTurn | None = None
 
-    async def __aenter__(self) -> Turn:
+    async def __aenter__(self) -> PromptTurn:
         self._turn = self.binding._turn(self.blocks)
         try:
             return await self._turn.__aenter__()

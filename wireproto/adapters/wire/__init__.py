@@ -7,7 +7,11 @@
   ``wireproto wire``) or connects to a WebSocket URL and yields a ready
   :class:`~.client.WireClient` (``initialize`` sent, v1 fallback applied).
 
-The transports are imported lazily, only by these two functions.
+The transports are imported lazily, only by these two functions. The
+protocol's messages are in :mod:`~wireproto.adapters.wire.messages` (events
+and requests), :mod:`~wireproto.adapters.wire.methods` (client -> server
+methods) and :mod:`~wireproto.adapters.wire.display` (display blocks); the
+protocol itself is described in ``docs/protocol-wire.md``.
 """
 
 from __future__ import annotations
@@ -21,11 +25,11 @@ import anyio.abc
 
 from wireproto.agent.api import Agent
 from wireproto.agent.runtime import Runtime
+from wireproto.agent.store import StoreArg
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 from . import messages
 from .client import (
-    CALL_TIMEOUT,
     HANDSHAKE_TIMEOUT,
     EventHandler,
     WireClient,
@@ -36,12 +40,11 @@ from .clientrequests import (
     HookHandler,
     LegacyToolHandler,
     QuestionHandler,
-    Tool,
+    ToolEntry,
     ToolHandler,
 )
 from .clientturn import Reject, ToolContext, WireTurn
 from .methods import (
-    ClientCapabilities,
     ClientInfo,
     ExternalTool,
     ExternalToolsResult,
@@ -51,16 +54,14 @@ from .methods import (
     ReplayResult,
     ServerInfo,
     SetPlanModeResult,
-    SlashCommand,
     SteerResult,
+    WireClientCapabilities,
 )
 from .server import WireServer
 
 __all__ = [
-    "CALL_TIMEOUT",
     "HANDSHAKE_TIMEOUT",
     "ApprovalHandler",
-    "ClientCapabilities",
     "ClientInfo",
     "EventHandler",
     "ExternalTool",
@@ -74,12 +75,12 @@ __all__ = [
     "ReplayResult",
     "ServerInfo",
     "SetPlanModeResult",
-    "SlashCommand",
     "SteerResult",
-    "Tool",
     "ToolContext",
+    "ToolEntry",
     "ToolHandler",
     "WireClient",
+    "WireClientCapabilities",
     "WireEvent",
     "WireServer",
     "WireTurn",
@@ -99,6 +100,7 @@ async def serve_wire(
     model: str | None = None,
     thinking: bool | None = None,
     stop: anyio.Event | None = None,
+    store: StoreArg = None,
 ) -> None:
     """Serve ``agent`` to one Wire client until the input ends or ``stop`` is set.
 
@@ -112,12 +114,23 @@ async def serve_wire(
         thinking: value of the agent's ``thought_level`` option, if it declares one.
         stop: set it to end serving (e.g. on SIGTERM): the running turn is
             cancelled, pending requests resolved visibly, output flushed.
+        store: where session history lives when ``agent`` is not a runtime:
+            a :class:`~wireproto.agent.store.Store`, a directory for JSON
+            Lines files, or ``None`` (default) for memory only: nothing is
+            written to disk unless asked (``wireproto wire`` passes
+            ``$WIREPROTO_HOME/sessions``).
 
     Raises:
         AgentError: the session could not be opened or an option not set.
         OSError: stdio is not usable.
+        ValueError: ``store`` given with a runtime (give it to the runtime).
     """
-    runtime = agent if isinstance(agent, Runtime) else Runtime(agent)
+    if isinstance(agent, Runtime):
+        if store is not None:
+            raise ValueError("pass store= to the Runtime, not with one")
+        runtime = agent
+    else:
+        runtime = Runtime(agent, store)
     server = WireServer(
         runtime, session_id=session_id, work_dir=work_dir, yolo=yolo, model=model,
         thinking=thinking,
@@ -145,7 +158,7 @@ async def connect_wire(
     handshake: bool = True,
     require_handshake: bool = False,
     client_info: ClientInfo | None = None,
-    tools: Sequence[Tool] = (),
+    tools: Sequence[ToolEntry] = (),
     external_tools: Mapping[str, tuple[ExternalTool, LegacyToolHandler]] | None = None,
     on_approval: ApprovalHandler | None = None,
     on_question: QuestionHandler | None = None,

@@ -74,7 +74,7 @@ from .clientrequests import (
     LegacyToolHandler,
     QuestionHandler,
     RequestAnswers,
-    Tool,
+    ToolEntry,
     ToolHandler,
     with_context,
 )
@@ -89,7 +89,6 @@ from .methods import (
     REQUEST_METHOD,
     SET_PLAN_MODE,
     STEER,
-    ClientCapabilities,
     ClientInfo,
     ExternalTool,
     ExternalToolsResult,
@@ -97,7 +96,6 @@ from .methods import (
     HookSubscription,
     InitializeParams,
     InitializeResult,
-    MethodSpec,
     PromptParams,
     PromptResult,
     ReplayResult,
@@ -108,6 +106,8 @@ from .methods import (
     SlashCommand,
     SteerParams,
     SteerResult,
+    WireClientCapabilities,
+    WireMethod,
 )
 from .versions import CURRENT_VERSION
 
@@ -118,7 +118,7 @@ __all__ = [
     "EventHandler",
     "HookHandler",
     "QuestionHandler",
-    "Tool",
+    "ToolEntry",
     "ToolHandler",
     "WireClient",
     "WireEvent",
@@ -184,7 +184,7 @@ class WireClient(RequestAnswers):
         stream: anyio.abc.ObjectStream[bytes],
         *,
         client_info: ClientInfo | None = None,
-        tools: Sequence[Tool] = (),
+        tools: Sequence[ToolEntry] = (),
         external_tools: Mapping[str, tuple[ExternalTool, LegacyToolHandler]] | None = None,
         on_approval: ApprovalHandler | None = None,
         on_question: QuestionHandler | None = None,
@@ -199,7 +199,7 @@ class WireClient(RequestAnswers):
     ) -> None:
         self._stream = stream
         self.client_info = client_info or ClientInfo(name="wireproto", version=__version__)
-        self.tools: dict[str, Tool] = {}
+        self.tools: dict[str, ToolEntry] = {}
         for name_, (spec, legacy) in (external_tools or {}).items():
             self.tools[name_] = (spec, with_context(legacy))
         for spec, handler in tools:
@@ -270,10 +270,10 @@ class WireClient(RequestAnswers):
         """The running peer.
 
         Raises:
-            RuntimeError: the client is not running (use ``async with``).
+            LocalProtocolError: the client is not running (use ``async with``).
         """
         if self._peer is None:
-            raise RuntimeError("the Wire client is not running: use 'async with client'")
+            raise LocalProtocolError("the Wire client is not running: use 'async with client'")
         return self._peer
 
     async def wait_closed(self) -> None:
@@ -283,7 +283,7 @@ class WireClient(RequestAnswers):
     # ---------------------------------------------------------------- calls
 
     async def _call(
-        self, spec: MethodSpec[Any, R], params: Any = msgspec.UNSET, limit: float | None = None
+        self, spec: WireMethod[Any, R], params: Any = msgspec.UNSET, limit: float | None = None
     ) -> R:
         result: R = await self.peer.request(
             spec.name, params, result_type=spec.result, timeout=limit,
@@ -349,7 +349,7 @@ class WireClient(RequestAnswers):
             client=self.client_info,
             external_tools=[spec for spec, _ in self.tools.values()] or None,
             hooks=self.hooks or None,
-            capabilities=ClientCapabilities(
+            capabilities=WireClientCapabilities(
                 supports_question=self.on_question is not None,
                 supports_plan_mode=self.supports_plan_mode,
             ),
@@ -500,10 +500,12 @@ class WireClient(RequestAnswers):
         needs no clean-up, and several loops may take turns.
 
         Raises:
-            RuntimeError: events are not queued (``event_buffer=0``).
+            LocalProtocolError: events are not queued (``event_buffer=0``).
         """
         if self._events_out is None:
-            raise RuntimeError("events are not queued (event_buffer=0)")
+            raise LocalProtocolError(
+                "events are not queued: pass event_buffer > 0 or use on_event="
+            )
         return _EventIterator(self._events_out)
 
     def take_events(self) -> list[WireEvent]:

@@ -33,7 +33,7 @@ __all__ = [
     "LegacyToolHandler",
     "QuestionHandler",
     "RequestAnswers",
-    "Tool",
+    "ToolEntry",
     "ToolHandler",
     "with_context",
 ]
@@ -53,7 +53,7 @@ ToolHandler = Callable[[Any, ToolContext], Awaitable[m.ToolReturnValue | str]]
 LegacyToolHandler = Callable[[Any], Awaitable[m.ToolReturnValue | str]]
 """The older form of a tool handler, given only the arguments (``external_tools=``)."""
 
-Tool = tuple[ExternalTool, ToolHandler]
+ToolEntry = tuple[ExternalTool, ToolHandler]
 """An external tool offered with ``tools=``: its spec (which names it) and its handler."""
 
 QuestionHandler = Callable[[m.QuestionRequest], Awaitable[dict[str, str]]]
@@ -67,7 +67,7 @@ class RequestAnswers:
     """The request-answering half of the Wire client (a mixin; see the module docstring)."""
 
     name: str
-    tools: dict[str, Tool]
+    tools: dict[str, ToolEntry]
     on_approval: ApprovalHandler | None
     on_question: QuestionHandler | None
     on_hook: HookHandler | None
