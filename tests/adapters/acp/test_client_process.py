@@ -135,3 +135,23 @@ def test_mcp_server_entries_need_only_what_matters() -> None:
     http = http_server("search", "https://search.example/mcp")
     assert msgspec.json.decode(msgspec.json.encode(http)) == {
         "type": "http", "name": "search", "url": "https://search.example/mcp", "headers": []}
+
+
+async def test_terminal_env_is_set_on_top_of_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WIREPROTO_INHERITED", "from-us")
+    session = ClientSession("s1", str(tmp_path))
+    line = "echo $WIREPROTO_INHERITED-$WIREPROTO_ADDED"
+    for terminals, expected in (
+        (LocalTerminals(env={"WIREPROTO_ADDED": "added"}), "from-us-added\n"),
+        (LocalTerminals(env={"WIREPROTO_ADDED": "only"}, inherit_env=False), "-only\n"),
+    ):
+        async with terminals:
+            tid = await terminals.create(session, s.CreateTerminalRequest(
+                session_id="s1", command=line))
+            await terminals.wait_for_exit(session, s.WaitForTerminalExitRequest(
+                session_id="s1", terminal_id=tid))
+            out = await terminals.output(session, s.TerminalOutputRequest(
+                session_id="s1", terminal_id=tid))
+        assert out.output == expected

@@ -224,8 +224,10 @@ class LocalTerminals:
         max_output_bytes: the output kept per terminal when the agent gives
             no ``outputByteLimit``, and the cap on the one it gives.
         exit_grace: seconds to wait for the end of the output after exit.
-        env: the base environment of commands (default: ours); the
-            request's ``env`` entries are set on top.
+        env: variables set for every command on top of our environment
+            (the rule of every spawning API); the request's ``env`` entries
+            are set on top of those.
+        inherit_env: ``False``: commands get only ``env`` (and the request's).
     """
 
     def __init__(
@@ -234,10 +236,12 @@ class LocalTerminals:
         max_output_bytes: int = 1024 * 1024,
         exit_grace: float = 2.0,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
     ) -> None:
         self.max_output_bytes = max_output_bytes
         self.exit_grace = exit_grace
         self.env = env
+        self.inherit_env = inherit_env
         self._terminals: dict[str, _Terminal] = {}
         self._ids = itertools.count(1)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -278,7 +282,7 @@ class LocalTerminals:
         if self._tg is None:
             raise LocalProtocolError("use 'async with LocalTerminals()' first")
         cwd = confined_cwd(session, request.cwd if isinstance(request.cwd, str) else None)
-        env = dict(os.environ if self.env is None else self.env)
+        env = {**(os.environ if self.inherit_env else {}), **(self.env or {})}
         env.update({v.name: v.value for v in request.env or ()})
         asked = request.output_byte_limit
         limit = asked if isinstance(asked, int) else self.max_output_bytes
