@@ -155,3 +155,11 @@ async def test_terminal_env_is_set_on_top_of_ours(
             out = await terminals.output(session, s.TerminalOutputRequest(
                 session_id="s1", terminal_id=tid))
         assert out.output == expected
+
+
+def test_mcp_server_structs_default_their_lists_and_still_write_them() -> None:
+    stdio = s.McpServerStdio(name="notes", command="/usr/bin/notes")
+    http = s.McpServerHttp(name="search", url="https://search.example/mcp")
+    assert msgspec.json.decode(msgspec.json.encode(stdio)) == {
+        "name": "notes", "command": "/usr/bin/notes", "args": [], "env": []}
+    assert msgspec.json.decode(msgspec.json.encode(http))["headers"] == []
