@@ -418,8 +418,8 @@ def _check_arguments(name: str, tool: NativeTool, arguments: dict[str, Any]) -> 
 SECRET_NAME = re.compile(r"token|key|secret|password|passwd|credential", re.IGNORECASE)
 """Environment variable names whose values are secrets."""
 
-SECRET_MIN_LENGTH = 4
-"""Shorter values are never masked (``1`` would garble every line)."""
+SECRET_MIN_LENGTH = 6
+"""Shorter values are never masked (``1`` or ``true`` would garble every line)."""
 
 
 def _secrets(binding: Binding, executor: ExecutorConfig) -> list[str]:

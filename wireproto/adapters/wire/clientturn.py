@@ -88,6 +88,7 @@ class WireTurn:
         self._error_seen = False
         self._answered = False
         self._started = False
+        self._finished = False
 
     @property
     def status(self) -> str | None:
@@ -97,13 +98,20 @@ class WireTurn:
     @property
     def done(self) -> bool:
         """Whether the turn has ended (answered, failed or cancelled)."""
-        return self._started and self._done.is_set()
+        return self._finished
 
     def __await__(self) -> Generator[Any, None, PromptResult]:
         if self._started:
             raise LocalProtocolError("a WireTurn can be run only once")
         self._started = True
-        return self._client._send_prompt(self, None, None).__await__()
+        return self._awaited().__await__()
+
+    async def _awaited(self) -> PromptResult:
+        try:
+            self.result = await self._client._send_prompt(self, None, None)
+            return self.result
+        finally:
+            self._finished = True
 
     async def __aenter__(self) -> WireTurn:
         if self._started:
@@ -183,6 +191,7 @@ class WireTurn:
             self._error = exc
         finally:
             self._close()
+            self._finished = True
             self._done.set()
             if not started:  # failed before it was sent
                 task_status.started()
