@@ -225,3 +225,38 @@ async def test_reject_with_feedback_and_the_bounded_stream_outside_turns(
 
 async def _await(turn: Any) -> None:
     await turn
+
+
+async def test_a_whole_session_with_names_from_the_package_root(
+    workdir: Path, anyio_backend: str
+) -> None:
+    """Tool call, approval rejected with feedback, cancel and replay against a real server."""
+    from wireproto.adapters import wire
+
+    feedback: list[str] = []
+
+    async def lookup(arguments: Any, context: wire.ToolContext) -> str:
+        return f"found {arguments['q']}"
+
+    async def refuse(request: wire.messages.ApprovalRequest) -> wire.Reject:
+        feedback.append(request.action)
+        return wire.Reject(feedback="not in this directory")
+
+    tool = wire.ExternalTool(name="lookup", description="Look up", parameters={"type": "object"})
+    async with wire.connect_wire(server_cmd(anyio_backend, workdir), stderr="log",
+                                 tools=[(tool, lookup)], on_approval=refuse) as client:
+        async with client.prompt('/tool lookup {"q": "x"}') as turn:
+            results = [e for e in await turn.collect() if isinstance(e, m.ToolResult)]
+        assert results[0].return_value.output == "found x"
+        async with client.prompt("/write f.txt hello") as turn:
+            events = await turn.collect()
+        assert feedback and not (workdir / "f.txt").exists()
+        assert any(isinstance(e, m.ApprovalResponse) and e.response == "reject" for e in events)
+        async with client.prompt("/slow 60") as turn:
+            async for _event in turn:
+                break  # leaving early cancels the turn on the server
+        assert turn.status == "cancelled"
+        replayed = await client.replay()
+        assert replayed.events > 0
+        history = client.take_events()
+        assert any(isinstance(e, m.ToolResult) for e in history)
