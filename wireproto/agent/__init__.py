@@ -72,7 +72,15 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .runtime import Runtime
-    from .store import SessionStore, StoredSession, wireproto_home
+    from .store import (
+        JsonlStore,
+        MemoryStore,
+        SessionStore,
+        Store,
+        StoredSession,
+        open_store,
+        wireproto_home,
+    )
     from .turn import ToolCall, Turn
 
 __all__ = [
@@ -96,8 +104,10 @@ __all__ = [
     "ExternalTool",
     "HistoryCleared",
     "Image",
+    "JsonlStore",
     "Location",
     "McpServer",
+    "MemoryStore",
     "Notice",
     "Option",
     "OptionChanged",
@@ -117,6 +127,7 @@ __all__ = [
     "SteerReceived",
     "StepStarted",
     "StopReason",
+    "Store",
     "StoredSession",
     "Terminal",
     "Text",
@@ -132,6 +143,7 @@ __all__ = [
     "TurnEnded",
     "UsageUpdated",
     "UserMessage",
+    "open_store",
     "render_prompt",
     "wireproto_home",
 ]
@@ -191,7 +203,11 @@ __getattr__, __dir__ = attach(
         "UsageUpdated": ".events",
         "UserMessage": ".events",
         "Runtime": ".runtime",
+        "JsonlStore": ".store",
+        "MemoryStore": ".store",
         "SessionStore": ".store",
+        "Store": ".store",
+        "open_store": ".store",
         "StoredSession": ".store",
         "wireproto_home": ".store",
         "ToolCall": ".turn",
