@@ -63,7 +63,7 @@ prefix = "kiki"
 
 [executors.ts]
 command = {json.dumps(command)}
-shutdown_grace = 0.5
+shutdown_grace = 2.0
 
 [agent_executor_overrides.ts.defaults]
 inject_kiki_mcp = true
@@ -111,7 +111,7 @@ async def test_an_agent_that_outlives_its_stdin_is_ended_after_the_grace(
 ) -> None:
     caplog.set_level(logging.INFO)
     config = load_config(_config(tmp_path, node, linger=True))
-    assert config.executor("ts").shutdown_grace == 0.5
+    assert config.executor("ts").shutdown_grace == 2.0
     async with Host(config, TOOLS, tmp_path / "store") as host:
         record = host.new_session("ts", str(tmp_path))
         async with host.bind(record.session_id) as binding:
