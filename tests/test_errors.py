@@ -101,3 +101,30 @@ def test_rpc_error_text_shows_the_peers_data_truncated() -> None:
     long = str(RpcError(-32603, "Internal error", "x" * 5000))
     assert long.endswith("...") and len(long) < errors.DATA_TEXT_LIMIT + 40
     assert repr(detailed).startswith("RpcError(-32603")
+
+
+# --------------------------------------------------------------------------- misuse
+
+
+@pytest.mark.anyio
+async def test_misuse_raises_local_protocol_error_everywhere() -> None:
+    """Using a client, peer or server before it runs: one exception in every module."""
+    from wireproto.adapters.acp import ClientConnection
+    from wireproto.adapters.wire import WireClient, WireServer
+    from wireproto.agent import DemoAgent, Runtime
+    from wireproto.rpc import Peer
+    from wireproto.transports import memory_pair
+
+    a, b = memory_pair()
+    with pytest.raises(LocalProtocolError, match="async with"):
+        await Peer(a).request("ping")
+    with pytest.raises(LocalProtocolError, match="async with"):
+        ClientConnection(a).peer  # noqa: B018
+    with pytest.raises(LocalProtocolError, match="async with"):
+        WireClient(a).peer  # noqa: B018
+    with pytest.raises(LocalProtocolError, match="serve"):
+        WireServer(Runtime(DemoAgent())).session  # noqa: B018
+    await a.aclose()
+    async with WireClient(b, event_buffer=0) as client:
+        with pytest.raises(LocalProtocolError, match="event_buffer"):
+            client.events()

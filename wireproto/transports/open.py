@@ -38,10 +38,12 @@ async def open_stream(
     Args:
         cmd: the program and its arguments; talks over its stdin/stdout.
         url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
-        env / inherit_env / cwd / stderr / start_new_session / redact /
-            shutdown_timeout: for a spawned command (see
-            :func:`~wireproto.transports.subprocess.open_subprocess`); ``env``
-            is set on top of our environment unless ``inherit_env=False``.
+        env: for a spawned command: variables set on top of our environment,
+            unless ``inherit_env=False`` (see
+            :func:`~wireproto.transports.subprocess.open_subprocess`; likewise
+            ``cwd``, ``stderr``, ``start_new_session``, ``redact`` and
+            ``shutdown_timeout``).
+        inherit_env: ``False``: a spawned command gets exactly ``env``.
         max_bytes: the largest accepted inbound message.
 
     Raises:

@@ -55,15 +55,16 @@ async def connect_acp(
         cmd: the agent command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: variables set for the spawned command on top of our
-            environment, and its working directory.
+        env: variables set for the spawned command on top of our environment.
+        cwd: the spawned command's working directory.
         inherit_env: ``False``: the command gets exactly ``env``.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
-        client_info ... update_buffer: see :class:`ClientConnection`.
+        client_info: see :class:`ClientConnection` (likewise the options
+            ``on_permission`` to ``update_buffer``).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
         shutdown_timeout: seconds a spawned agent gets to exit after its

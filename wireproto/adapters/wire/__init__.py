@@ -1,4 +1,4 @@
-"""Kimi CLI's Wire protocol (``wire.md``): both roles, and one-call entry points.
+"""Kimi CLI's Wire protocol: both roles, and one-call entry points.
 
 * :func:`serve_wire` serves an agent (or a :class:`~wireproto.agent.runtime.Runtime`)
   to one client: over this process's stdio by default, or over any message
@@ -179,15 +179,16 @@ async def connect_wire(
         cmd: the server command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: variables set for the spawned command on top of our
-            environment, and its directory.
+        env: variables set for the spawned command on top of our environment.
         inherit_env: ``False``: the command gets exactly ``env``.
+        cwd: the spawned command's directory.
         stderr: the spawned command's stderr: ``"inherit"`` or ``"log"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
         require_handshake: raise instead of falling back to v1 mode when the
             server does not answer ``initialize``.
-        client_info ... event_buffer: see :class:`WireClient`.
+        client_info: see :class:`WireClient` (likewise the options ``tools``
+            to ``event_buffer``).
         initialize_timeout: seconds the handshake may take, counted from when
             the process was started (default :data:`HANDSHAKE_TIMEOUT`: Kimi
             CLI needs 10 s or more on a loaded machine). When it passes, the

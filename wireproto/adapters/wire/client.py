@@ -1,4 +1,4 @@
-"""The Wire client role: drive any Wire server (spec ``wire.md``).
+"""The Wire client role: drive any Wire server (docs/protocol-wire.md).
 
 Theory of operation
 -------------------
@@ -175,8 +175,9 @@ class WireClient(RequestAnswers):
         initialized: the server answered ``initialize``.
         legacy: the server predates ``initialize`` (v1 mode).
         protocol_version: the negotiated version (``None`` in v1 mode).
-        server_info, slash_commands, external_tools_result, hooks_info,
-        server_capabilities: what the ``initialize`` answer said.
+        server_info: what the ``initialize`` answer said (likewise
+            ``slash_commands``, ``external_tools_result``, ``hooks_info``
+            and ``server_capabilities``).
     """
 
     def __init__(
@@ -559,7 +560,10 @@ class WireClient(RequestAnswers):
                 return
 
     def _dismiss(self, event: WireEvent) -> None:
-        """Cancel a handler whose request the server resolved by itself (spec §13.6)."""
+        """Cancel a handler whose request the server resolved by itself.
+
+        See protocol-wire.md#visible-resolution.
+        """
         key = None
         if isinstance(event, m.ApprovalResponse):
             key = event.request_id
