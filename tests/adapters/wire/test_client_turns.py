@@ -64,14 +64,14 @@ def answer(id: str, result: Any) -> dict[str, Any]:
 # ------------------------------------------------------------ real server process
 
 
-async def test_an_iterated_turn_with_a_tool_call(workdir: Path, anyio_backend: str) -> None:
+async def test_an_iterated_turn_with_a_tool_call(workdir: Path, anyio_backend_name: str) -> None:
     contexts: list[ToolContext] = []
 
     async def lookup(arguments: Any, context: ToolContext) -> str:
         contexts.append(context)
         return f"found {arguments['q']}"
 
-    cmd = server_cmd(anyio_backend, workdir)
+    cmd = server_cmd(anyio_backend_name, workdir)
     async with connect_wire(cmd, stderr="log", tools=[(LOOKUP, lookup)]) as client:
         assert client.process is not None and client.process.pid > 0
         async with client.prompt('/tool lookup {"q": "x"}') as turn:
@@ -88,10 +88,10 @@ async def test_an_iterated_turn_with_a_tool_call(workdir: Path, anyio_backend: s
 
 
 async def test_cancelling_the_iterating_task_cancels_the_turn_on_the_server(
-    workdir: Path, anyio_backend: str
+    workdir: Path, anyio_backend_name: str
 ) -> None:
     turns: list[WireTurn] = []
-    async with connect_wire(server_cmd(anyio_backend, workdir), stderr="log") as client:
+    async with connect_wire(server_cmd(anyio_backend_name, workdir), stderr="log") as client:
         async with anyio.create_task_group() as tg:
             first = anyio.Event()
 
@@ -110,7 +110,7 @@ async def test_cancelling_the_iterating_task_cancels_the_turn_on_the_server(
 
 
 async def test_handshake_clock_fallback_and_require(
-    workdir: Path, anyio_backend: str, caplog: pytest.LogCaptureFixture
+    workdir: Path, anyio_backend_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     with pytest.raises(RemoteProtocolError, match="did not complete the handshake"):
@@ -123,7 +123,7 @@ async def test_handshake_clock_fallback_and_require(
     # a server that takes its time to start still gets the handshake by default
     script = ("import runpy, sys, time; time.sleep(2); sys.argv = sys.argv[1:]; "
               "runpy.run_path(sys.argv[0], run_name='__main__')")
-    slow = [sys.executable, "-c", script, *server_cmd(anyio_backend, workdir)[1:]]
+    slow = [sys.executable, "-c", script, *server_cmd(anyio_backend_name, workdir)[1:]]
     async with connect_wire(slow, stderr="log", require_handshake=True) as client:
         assert client.initialized and not client.legacy
 
@@ -228,7 +228,7 @@ async def _await(turn: Any) -> None:
 
 
 async def test_a_whole_session_with_names_from_the_package_root(
-    workdir: Path, anyio_backend: str
+    workdir: Path, anyio_backend_name: str
 ) -> None:
     """Tool call, approval rejected with feedback, cancel and replay against a real server."""
     from wireproto.adapters import wire
@@ -243,7 +243,7 @@ async def test_a_whole_session_with_names_from_the_package_root(
         return wire.Reject(feedback="not in this directory")
 
     tool = wire.ExternalTool(name="lookup", description="Look up", parameters={"type": "object"})
-    async with wire.connect_wire(server_cmd(anyio_backend, workdir), stderr="log",
+    async with wire.connect_wire(server_cmd(anyio_backend_name, workdir), stderr="log",
                                  tools=[(tool, lookup)], on_approval=refuse) as client:
         async with client.prompt('/tool lookup {"q": "x"}') as turn:
             results = [e for e in await turn.collect() if isinstance(e, m.ToolResult)]
