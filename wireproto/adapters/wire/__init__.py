@@ -16,7 +16,7 @@ protocol itself is described in ``docs/protocol-wire.md``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
@@ -153,7 +153,7 @@ async def connect_wire(
     env: Mapping[str, str] | None = None,
     inherit_env: bool = True,
     cwd: str | None = None,
-    stderr: Literal["inherit", "log"] = "inherit",
+    stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     handshake: bool = True,
     require_handshake: bool = False,
@@ -169,6 +169,7 @@ async def connect_wire(
     event_buffer: int = 1024,
     initialize_timeout: float = HANDSHAKE_TIMEOUT,
     shutdown_timeout: float = 5.0,
+    redact: Collection[str] = (),
 ) -> AsyncIterator[WireClient]:
     """Connect to a Wire server and yield a ready :class:`WireClient`.
 
@@ -182,7 +183,9 @@ async def connect_wire(
         env: variables set for the spawned command on top of our environment.
         inherit_env: ``False``: the command gets exactly ``env``.
         cwd: the spawned command's directory.
-        stderr: the spawned command's stderr: ``"inherit"`` or ``"log"``.
+        stderr: the spawned command's stderr: ``"log"`` (drained into
+            :mod:`logging`, the default; its last lines are kept for
+            :class:`~wireproto.errors.ProcessExited`) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
         require_handshake: raise instead of falling back to v1 mode when the
@@ -195,6 +198,8 @@ async def connect_wire(
             client falls back to v1 mode and logs a warning saying why.
         shutdown_timeout: seconds a spawned server gets to exit after its
             stdin closed (and again after SIGTERM).
+        redact: secrets handed to a spawned server (tokens, keys in ``env``),
+            masked in its logged stderr lines.
 
     Yields:
         the client (its ``process`` gives a spawned server's ``pid``, and its
@@ -206,6 +211,8 @@ async def connect_wire(
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused.
         RemoteProtocolError: ``require_handshake`` and no handshake.
+        ProcessExited: the spawned server exited or closed its output while
+            a request waited (its exit status and last stderr lines attached).
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
@@ -214,7 +221,7 @@ async def connect_wire(
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, inherit_env=inherit_env,
+                max_bytes=max_bytes, inherit_env=inherit_env, redact=redact,
                 shutdown_timeout=shutdown_timeout,
             )
         )

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
+from wireproto.jsonrpc.codec import TOO_DEEP
+
 from . import messages as m
 from .clientturn import Reject, ToolContext
 from .methods import ExternalTool
@@ -93,6 +95,8 @@ class RequestAnswers:
             return _tool_error(request, f"Unknown external tool {request.name}")
         try:
             arguments = msgspec.json.decode(request.arguments or "{}")
+        except RecursionError:
+            return _tool_error(request, f"Invalid JSON arguments: {TOO_DEEP}")
         except msgspec.DecodeError as exc:
             return _tool_error(request, f"Invalid JSON arguments: {exc}")
         turn = self._turn
