@@ -33,7 +33,6 @@ front connection).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -55,6 +54,7 @@ from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
 from wireproto.proxy.refusals import BackendGone, refuse_once
 from wireproto.proxy.tools import ToolBridge
@@ -156,22 +156,10 @@ class AcpBackedAgent(Agent):
                     self.client = client
                     task_status.started()
                     started = True
-                    async with anyio.create_task_group() as tg:
-
-                        async def closed() -> None:
-                            await client.wait_closed()
-                            tg.cancel_scope.cancel()
-
-                        tg.start_soon(closed)
-                        await self._stop.wait()
-                        tg.cancel_scope.cancel()
-                    with contextlib.suppress(anyio.BrokenResourceError,
-                                             anyio.ClosedResourceError):
-                        await child.send_eof()  # let it finish; it may be gone already
-        except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
+                    await hold_backend(child, client.wait_closed, self._stop)
+        except START_ERRORS as exc:
             if not started:
-                raise BackendGone(f"cannot start the backend agent {self.cmd[0]}: {exc}; "
-                                  "check the command given after --") from None
+                raise start_failure(self.cmd[0], exc) from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
             self.client = None
