@@ -7,9 +7,11 @@ import sys
 import anyio
 import pytest
 import websockets.exceptions
+from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.transports.websocket import (
+    HttpResponse,
     Refusal,
     WebSocketRequest,
     WebSocketServer,
@@ -56,6 +58,30 @@ async def test_handshake_check_and_request_info() -> None:
     assert len(seen) == 1
     assert seen[0].headers["x-extra"] == "a, b"
     assert seen[0].remote_address[0] == "127.0.0.1"
+
+
+async def test_a_plain_get_is_answered_with_an_http_response() -> None:
+    def page(request: WebSocketRequest) -> HttpResponse | None:
+        if "websocket" in request.headers.get("upgrade", "").lower():
+            return None
+        return HttpResponse(200, b"<p>hi</p>", {"Content-Type": "text/html"})
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        await stream.send(b"still a websocket\n")
+
+    async with serve_websocket(handler, process_request=page) as server:
+        async with await anyio.connect_tcp("127.0.0.1", server.port) as sock:
+            await sock.send(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                while True:  # the server closes the connection after the answer
+                    data += await sock.receive()
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert b"Content-Type: text/html" in head and b"Content-Length: 9" in head
+        assert body == b"<p>hi</p>"
+        async with connect_websocket(server.url) as stream:
+            assert await stream.receive() == b"still a websocket"
 
 
 async def test_failing_handler_breaks_the_connection() -> None:
@@ -111,7 +137,7 @@ async def test_one_text_frame_per_message_without_newline() -> None:
         await stream.send_many([b'{"n":1}\n', b'{"n":2}'])
         received.append(await stream.receive())
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(units(2)):
         async with serve_websocket(handler) as server, connect(server.url) as raw:
             frames = [await raw.recv() for _ in range(3)]
             await raw.send('{"from":"raw"}\n')  # a peer that sends the newline anyway
@@ -134,7 +160,7 @@ async def test_both_ends_send_large_messages_at_once() -> None:
             echoed = [await stream.receive() for _ in range(count)]
         await stream.send(b"%d" % sum(len(message) for message in echoed))
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(units(4)):
         async with serve_websocket(handler) as server, connect_websocket(server.url) as stream:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(stream.send_many, big)
@@ -156,7 +182,7 @@ async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch
 
     async with serve_websocket(handler) as server:
         async with _wsconn.connect(server.url, headers=None, max_bytes=1000) as conn:
-            with anyio.fail_after(5):
+            with anyio.fail_after(units(1)):
                 await conn.ping(b"are you there")  # returns when the pong came back
                 await conn.send(b"done")
                 with pytest.raises(websockets.exceptions.ConnectionClosedOK):

@@ -2,7 +2,7 @@
 
 This is what ``wireproto acp`` and ``wireproto wire`` serve when no agent is
 given. Its exact behaviour (texts, defaults, statuses, tool names) is the
-contract in ``spec/demo-agent.md``; it is written once against the
+contract in ``docs/demo-agent.md``; it is written once against the
 protocol-neutral API and served by both adapters.
 
 Theory of operation: a prompt whose text (:attr:`Turn.text`) does not start
@@ -220,6 +220,9 @@ async def _tool(turn: Turn, args: str) -> None:
         return
     try:
         arguments = msgspec.json.decode(raw.strip() or "{}")
+    except RecursionError:
+        await turn.say(f"Tool {name} failed: invalid JSON arguments (nested too deeply)")
+        return
     except msgspec.DecodeError as exc:
         await turn.say(f"Tool {name} failed: invalid JSON arguments ({exc})")
         return
@@ -263,7 +266,7 @@ _HANDLERS: dict[str, Handler] = {command.name: handler for command, handler in C
 
 
 class DemoAgent(Agent):
-    """The deterministic demo agent of ``spec/demo-agent.md``.
+    """The deterministic demo agent of ``docs/demo-agent.md``.
 
     Args:
         require_auth: sessions can only be used after ``login`` succeeded

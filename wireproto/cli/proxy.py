@@ -23,14 +23,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run, watch_signals
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
-from wireproto.cli.logs import LEVELS, setup_logging
+from wireproto.cli.logs import LEVELS, open_private, setup_logging
 
 if TYPE_CHECKING:  # imported when serving: building the parser stays light
     from wireproto.proxy.relay import Observer
@@ -138,7 +138,10 @@ async def _probe(cmd: list[str]) -> str:
 def _main_relay(args: argparse.Namespace, cmd: list[str], protocol: str) -> int:
     with contextlib.ExitStack() as files:
         try:
-            sink = files.enter_context(open(args.trace, "wb")) if args.trace else None
+            sink = (
+                cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
+                if args.trace else None
+            )
         except OSError as exc:
             raise CliError(f"cannot open the trace file: {exc}") from None
         observers = _observers(sink)

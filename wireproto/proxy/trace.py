@@ -48,7 +48,7 @@ class TraceWriter:
         head = b'{"t":%.6f,"dir":"%s",' % (t, direction.encode())
         try:
             msgspec.json.decode(body)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # (deep JSON is kept as text too)
             line = head + b'"text":' + _encode(body.decode("utf-8", "replace")) + b"}\n"
         else:
             line = head + b'"msg":' + body + b"}\n"

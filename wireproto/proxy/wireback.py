@@ -53,7 +53,7 @@ from wireproto.adapters.wire.translate import (
 )
 from wireproto.agent.api import Agent, AgentInfo, Question, Session, SlashCommand
 from wireproto.agent.content import Diff, Text, ToolContent
-from wireproto.agent.events import Notice, PlanEntry, StopReason, ToolStatus
+from wireproto.agent.events import Notice, PlanEntry, PlanStatus, StopReason, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
@@ -77,7 +77,9 @@ STATUS_TO_STOP: dict[str, StopReason] = {
 }
 """Wire ``prompt`` status -> neutral stop reason (unknown -> end of turn)."""
 
-_TODO_STATUS = {"pending": "pending", "in_progress": "in_progress", "done": "completed"}
+_TODO_STATUS: dict[str, PlanStatus] = {
+    "pending": "pending", "in_progress": "in_progress", "done": "completed",
+}
 
 
 def wire_command(cmd: Sequence[str], session_id: str, work_dir: str,

@@ -1,4 +1,5 @@
-"""Turn ends, cancellation, shutdown, failures and request ids of the Wire server (§5, §13)."""
+"""Turn ends, cancellation, shutdown, failures and request ids of the Wire server
+(protocol-wire.md#methods, protocol-wire.md#deviations)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def payloads(messages: list[Any], kind: str) -> list[Any]:
     return [event(x)[1] for x in messages if x.get("method") == "event" and event(x)[0] == kind]
 
 
-# ------------------------------------------------------------------ §13.6
+# ------------------------------------------------------------------
 
 
 async def test_cancel_resolves_a_pending_approval_visibly(
@@ -132,7 +133,7 @@ async def test_end_of_input_mid_turn_cancels_and_flushes(open_raw: OpenRaw) -> N
         assert after[-1]["result"] == {"status": "cancelled"}
 
 
-# ------------------------------------------------------------------ failed answers (§6.3)
+# ------------------------------------------------------------------ failed answers
 
 
 @pytest.mark.parametrize(
@@ -285,23 +286,23 @@ class Failing(Agent):
 
 
 @pytest.mark.parametrize(
-    ("text", "code", "message"),
+    ("text", "code", "message", "data"),
     [
-        ("busy", -32000, "already busy"),
-        ("arg", -32602, "bad argument"),
-        ("auth", -32004, "log in again"),
-        ("missing", -32000, "no such thing"),
-        ("agent", -32003, "provider down"),
-        ("bug", -32603, "Internal error"),
+        ("busy", -32000, "already busy", None),
+        ("arg", -32602, "bad argument", None),
+        ("auth", -32004, "log in again", None),
+        ("missing", -32000, "no such thing", None),
+        ("agent", -32003, "provider down", None),
+        ("bug", -32603, "Internal error", {"type": "RuntimeError", "message": "secret detail"}),
     ],
 )
 async def test_agent_errors_map_to_codes_after_turn_end(
-    open_raw: OpenRaw, text: str, code: int, message: str
+    open_raw: OpenRaw, text: str, code: int, message: str, data: object
 ) -> None:
     async with open_raw(agent=Failing()) as raw:
         after = await raw.collect_call("p", "prompt", {"user_input": text})
         assert kinds(after)[-3:] == ["StepInterrupted", "TurnEnd", "response:p"]
-        assert after[-1]["error"] == {"code": code, "message": message, "data": None}
+        assert after[-1]["error"] == {"code": code, "message": message, "data": data}
         after = await raw.collect_call("q", "prompt", {"user_input": "tokens"})
         assert after[-1]["result"] == {"status": "finished"}  # the busy state was released
 
@@ -333,7 +334,7 @@ async def test_set_plan_mode_raw(open_raw: OpenRaw) -> None:
         assert after[-1]["result"] == {"status": "ok", "plan_mode": True}
 
 
-# ------------------------------------------------------------------ §13.5 unique ids
+# ------------------------------------------------------------------ unique ids
 
 
 class Duplicates(Agent):

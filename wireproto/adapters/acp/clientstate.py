@@ -3,9 +3,9 @@
 * :class:`ClientSession` is kept current from the session's updates by the
   table :data:`_APPLY` (config options, commands, mode, title, usage).
 * :class:`SessionEvent` is what ``on_update`` receives; replayed history is
-  flagged (IO-50).
+  flagged (protocol-acp.md#client-side).
 * :func:`decode_notification` decodes ``session/update`` leniently and also
-  accepts the documented aliases of :data:`_UPDATE_ALIASES` (acp.md §22).
+  accepts the documented aliases of :data:`_UPDATE_ALIASES` (protocol-acp.md#schema-over-docs).
 * :func:`default_outcome` is the answer to a permission request when no
   handler is installed: the first ``reject_*`` option, else ``cancelled``.
 """
@@ -21,6 +21,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.jsonrpc.codec import is_too_deep
 
 __all__ = [
     "ClientSession",
@@ -156,8 +157,17 @@ UpdateHandler = Callable[[SessionEvent], Awaitable[None]]
 def option_of_kind(
     request: s.RequestPermissionRequest, *kinds: s.PermissionOptionKind
 ) -> s.PermissionOption | None:
-    """Return the first option of ``request`` whose kind is one of ``kinds``."""
-    return next((o for o in request.options if o.kind in kinds), None)
+    """Return the option of ``request`` of the first of ``kinds`` it offers (preferred first).
+
+    ``kinds`` is an order of preference, not a filter: with ``allow_always``
+    before ``allow_once`` an ``allow_always`` option wins wherever the
+    request lists it.
+    """
+    for kind in kinds:
+        option = next((o for o in request.options if o.kind == kind), None)
+        if option is not None:
+            return option
+    return None
 
 
 def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
@@ -171,7 +181,7 @@ def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionO
 # ------------------------------------------------------------- decoding
 
 _UPDATE_ALIASES: dict[str, tuple[tuple[str, str], ...]] = {
-    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake (§22)
+    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake
 }
 """``sessionUpdate`` -> (alias, schema name) pairs accepted on input."""
 
@@ -184,7 +194,9 @@ def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
     """
     try:
         return acp_codec.decode(raw, s.SessionNotification)
-    except msgspec.ValidationError:
+    except msgspec.ValidationError as exc:
+        if is_too_deep(exc):
+            raise
         obj = msgspec.json.decode(raw)
         update = obj.get("update") if isinstance(obj, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None

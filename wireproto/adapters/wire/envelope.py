@@ -1,4 +1,6 @@
-"""The ``{type, payload}`` envelope of Wire events and requests (spec §6).
+"""The ``{type, payload}`` envelope of Wire events and requests.
+
+See protocol-wire.md#type-payload-envelope.
 
 The server sends two JSON-RPC methods, ``event`` (notification) and
 ``request`` (request); both carry ``params = {"type": <tag>, "payload": {...}}``
@@ -25,7 +27,7 @@ Theory of operation
   ``data = {"path": "$.payload.n", "reason": "..."}``, so a handler can let it
   propagate as the JSON-RPC answer. An invalid *result* of a request raises
   :class:`~wireproto.errors.RemoteProtocolError`; the caller applies the
-  fallback of §6.3 (reject, error tool result, empty answers, allow).
+  fallback of protocol-wire.md#failed-answers (reject, error tool result, empty answers, allow).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any, overload
 import msgspec
 
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
+from wireproto.jsonrpc.codec import TOO_DEEP, too_deep
 from wireproto.jsonrpc.messages import ErrorCode
 
 from .display import dec_hook, validation_error_details
@@ -82,7 +85,7 @@ REQUEST_TYPES: dict[str, type[Request]] = {cls.WIRE_TYPE: cls for cls in REQUEST
 """Envelope tag -> request Struct."""
 
 LEGACY_TYPE_NAMES: dict[str, str] = {"ApprovalRequestResolved": "ApprovalResponse"}
-"""Old envelope tags still accepted on input -> current tag (§10.6)."""
+"""Old envelope tags still accepted on input -> current tag (protocol-wire.md#compatibility)."""
 
 RESPONSE_TYPES: dict[type[Request], type[Response]] = {
     ApprovalRequest: ApprovalResponse,
@@ -131,9 +134,12 @@ def decode_value(target: Any, value: Any) -> Any:
         msgspec.ValidationError: the value does not match ``target``.
         msgspec.DecodeError: ``value`` is bytes that are not valid JSON.
     """
-    if isinstance(value, _BINARY):
-        return decoder_for(target).decode(value)
-    return msgspec.convert(value, target, dec_hook=dec_hook)
+    try:
+        if isinstance(value, _BINARY):
+            return decoder_for(target).decode(value)
+        return msgspec.convert(value, target, dec_hook=dec_hook)
+    except RecursionError:
+        raise too_deep() from None
 
 
 def invalid_params(method: str, exc: msgspec.DecodeError, prefix: str = "$") -> RpcError:
@@ -269,7 +275,7 @@ def encode_event(event: Event | UnknownEvent) -> WireEnvelope:
 def encode_request(request: Request) -> WireEnvelope:
     """Wrap a request in its ``{type, payload}`` envelope (params of method ``request``).
 
-    The JSON-RPC id of the request must equal ``request.id`` (§2.4, §13.5).
+    The JSON-RPC id of the request must equal ``request.id`` (protocol-wire.md#request-ids).
 
     Raises:
         LocalProtocolError: ``request`` is not a request type.
@@ -294,8 +300,11 @@ def decode_event(source: WireEnvelope | bytes | Mapping[str, Any]) -> Event | Un
         RpcError: ``-32602`` with ``data = {"path", "reason"}`` when the envelope
             or the payload of a known type is invalid.
     """
-    tag, payload = _split_envelope(source, "event")
-    return _decode_event_payload(tag, payload, "event", "$")
+    try:
+        tag, payload = _split_envelope(source, "event")
+        return _decode_event_payload(tag, payload, "event", "$")
+    except RecursionError:
+        raise _params_error("event", "$", TOO_DEEP) from None
 
 
 def decode_request(source: WireEnvelope | bytes | Mapping[str, Any]) -> Request:
@@ -311,11 +320,14 @@ def decode_request(source: WireEnvelope | bytes | Mapping[str, Any]) -> Request:
         RpcError: ``-32602`` with ``data = {"path", "reason"}`` for an invalid
             envelope or payload, or an unknown request type.
     """
-    tag, payload = _split_envelope(source, "request")
-    target = REQUEST_TYPES.get(tag)
-    if target is None:
-        raise _params_error("request", "$.type", f"unknown request type {tag!r}")
-    request: Request = _decode_payload(target, payload, "request", "$.payload")
+    try:
+        tag, payload = _split_envelope(source, "request")
+        target = REQUEST_TYPES.get(tag)
+        if target is None:
+            raise _params_error("request", "$.type", f"unknown request type {tag!r}")
+        request: Request = _decode_payload(target, payload, "request", "$.payload")
+    except RecursionError:
+        raise _params_error("request", "$", TOO_DEEP) from None
     return request
 
 
@@ -340,7 +352,7 @@ def decode_response(request: Request, result: Any) -> Response:
 
     Raises:
         RemoteProtocolError: the result does not have the expected shape; the
-            caller applies the fallback of §6.3.
+            caller applies the fallback of protocol-wire.md#failed-answers.
     """
     target = RESPONSE_TYPES[type(request)]
     try:
