@@ -99,3 +99,20 @@ def test_wire_sdk_drives_a_ts_sdk_acp_agent_through_the_proxy(
     replay = summary["replay"]
     assert replay["userInputs"] == [step["prompt"] for step in steps]
     assert "echo: hello" in replay["text"] and replay["text"].endswith("echo: after")
+
+
+def test_wire_questions_become_ts_client_form_elicitations(
+    node: str, node_modules: Path, tmp_path: Path
+) -> None:
+    env = _env(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join([str(INTEROP.parent / "helpers"),
+                                         env.get("PYTHONPATH", "")])
+    cmd = [*PYTHON, "proxy", "--log-level", "warning", "--serve", "acp", "--agent-protocol",
+           "wire", "--", *PYTHON, "wire", "--agent", "proxy_wire_agent:agent"]
+    steps = [{"prompt": "ask", "answer": "right"}, {"prompt": "ask"}]
+    summary = _node(node, ["ts_proxy_client.mjs", json.dumps(cmd), str(tmp_path),
+                           json.dumps(steps)], env)
+    answered, declined = summary["turns"]
+    assert answered["elicited"] == [{"message": "Which?", "choices": ["left", "right"]}]
+    assert answered["text"] == "answer: ['right']"
+    assert declined["text"] == "answer: []"
