@@ -116,3 +116,16 @@ def test_wire_questions_become_ts_client_form_elicitations(
     assert answered["elicited"] == [{"message": "Which?", "choices": ["left", "right"]}]
     assert answered["text"] == "answer: ['right']"
     assert declined["text"] == "answer: []"
+
+
+def test_ts_agent_elicitations_become_wire_sdk_questions(
+    node: str, node_modules: Path, tmp_path: Path
+) -> None:
+    exe = wrapper(tmp_path, [node, str(INTEROP / "ts_agent.mjs")])
+    steps = [{"prompt": "/ask", "answer": "blue"}, {"prompt": "/ask"}]
+    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(tmp_path), json.dumps(steps)],
+                    _env(tmp_path))
+    answered, dismissed = summary["turns"]
+    assert answered["questions"] == [{"question": "Which color?", "options": ["red", "blue"]}]
+    assert answered["text"] == "chose blue"
+    assert dismissed["text"] == "no answer (decline)"

@@ -5,9 +5,9 @@
 //
 // The SDK spawns "<executable> --session ID --work-dir DIR --wire ..." (its own
 // convention). Each step is {prompt, approve?: "approve"|"reject"|"interrupt", interrupt?:
-// true}: the prompt is sent, approvals are answered as told ("interrupt": the turn is
-// interrupted instead of answering), and with interrupt the turn is interrupted at its
-// first text. Each tool in the options is declared as an external tool (one string
+// true, answer?: LABEL}: the prompt is sent, approvals are answered as told ("interrupt":
+// the turn is interrupted instead of answering), questions are answered with LABEL, and
+// with interrupt the turn is interrupted at its first text. Each tool in the options is declared as an external tool (one string
 // parameter "key"; its calls are recorded and answered "REPLY KEY"). With replay, the
 // session is then opened again by a new process (the SDK's ProtocolClient, same session
 // id) and its history replayed. One JSON summary is printed on stdout for the Python
@@ -36,7 +36,7 @@ const summary = { sessionId: session.sessionId, turns: [], toolCalls };
 for (const step of steps) {
   const turn = session.prompt(step.prompt);
   const record = { prompt: step.prompt, text: "", events: [], approvals: [], results: [],
-                   status: null };
+                   questions: [], status: null };
   let interrupted = false;
   for await (const event of turn) {
     record.events.push(event.type);
@@ -46,6 +46,14 @@ for (const step of steps) {
         interrupted = true;
         await turn.interrupt();
       }
+    } else if (event.type === "QuestionRequest") {
+      const answers = {};
+      for (const item of event.payload.questions) {
+        record.questions.push({ question: item.question,
+                                options: item.options.map((o) => o.label) });
+        if (step.answer !== undefined) answers[item.question] = step.answer;
+      }
+      await turn.respondQuestion(event.payload.id, event.payload.id, answers);
     } else if (event.type === "ToolResult") {
       const value = event.payload.return_value;
       record.results.push({ isError: value.is_error, output: value.output });
