@@ -3,9 +3,12 @@
 The half of the :class:`~wireproto.agent.api.Channel` an agent uses to ask
 its client for something: permissions (``session/request_permission``) and
 files (``fs/read_text_file`` / ``fs/write_text_file``, only when the client
-advertised them). ACP has no questions, client tools or hooks: those answer
-at once. :class:`~wireproto.adapters.acp.agent.AgentConnection` inherits it
-and provides :attr:`ClientCalls.peer`, :attr:`ClientCalls.capabilities` and
+advertised them), and questions as a form elicitation (``elicitation/create``
+with one required ``answer`` field: a string enum, or an array of the labels
+for a multi-select) when the client advertised form elicitation. ACP has no
+client tools or hooks: those answer at once.
+:class:`~wireproto.adapters.acp.agent.AgentConnection` inherits it and
+provides :attr:`ClientCalls.peer`, :attr:`ClientCalls.capabilities` and
 :attr:`ClientCalls.name`. Results are decoded with the schema's leniency; a
 client's failure to answer a permission request rejects the operation.
 """
@@ -33,10 +36,29 @@ from wireproto.agent.api import (
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.rpc.peer import Peer
 
-__all__ = ["ClientCalls"]
+__all__ = ["ANSWER_FIELD", "ClientCalls"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+ANSWER_FIELD = "answer"
+"""The form field a question's answer goes in."""
+
+
+def _question_form(question: Question) -> S.ElicitationSchema:
+    """One required field: the labels as a string enum (an array for multi-select)."""
+    title = question.header or UNSET
+    field: S.ElicitationPropertySchema
+    if question.multi_select:
+        field = S.MultiSelectPropertySchema(
+            title=title, description=question.question,
+            items=S.TitledMultiSelectItems(
+                any_of=[S.EnumOption(const=label, title=label) for label in question.options]),
+        )
+    else:
+        field = S.StringPropertySchema(title=title, description=question.question,
+                                       enum=list(question.options))
+    return S.ElicitationSchema(properties={ANSWER_FIELD: field}, required=[ANSWER_FIELD])
 
 
 class ClientCalls:
@@ -120,8 +142,29 @@ class ClientCalls:
         )
 
     async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
-        """ACP has no questions: always dismissed (``[]``)."""
-        return []
+        """Ask with a form elicitation (only when the client advertised it).
+
+        Returns:
+            the chosen labels; ``[]`` when declined, cancelled, failed or unsupported.
+        """
+        if not self.capabilities.questions:
+            return []
+        params = S.CreateFormElicitationRequest(
+            message=question.question, requested_schema=_question_form(question),
+            session_id=session.id, tool_call_id=tool_call_id,
+        )
+        try:
+            response = await self._client_call(
+                "elicitation/create", params, S.CreateElicitationResponse)
+        except (RpcError, RemoteProtocolError) as exc:
+            log.warning("%s: question failed, dismissed: %s", self.name, exc)
+            return []
+        if not isinstance(response, S.AcceptElicitationResponse) or \
+                not isinstance(response.content, dict):
+            return []
+        value = response.content.get(ANSWER_FIELD)
+        chosen = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+        return [label for label in chosen if label in question.options]
 
     async def call_tool(
         self, session: Session, call_id: str, tool: ExternalTool, arguments: Any

@@ -434,6 +434,8 @@ def client_capabilities(
         terminal=False,
         boolean_options=boolean,
         notices=session is not None and isinstance(session.notices, S.NoticeCapabilities),
+        questions=isinstance(caps.elicitation, S.ElicitationCapabilities)
+        and isinstance(caps.elicitation.form, S.ElicitationFormCapabilities),
         external_tools_supported=False,
     )
 
