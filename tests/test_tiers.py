@@ -58,7 +58,7 @@ def test_a_bad_factor_is_refused_with_a_reason(bad: str) -> None:
 def test_ci_runs_every_tier() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "python -m pytest -q -m ''" in ci
-    assert "WIREPROTO_NO_FAST_PATHS=1 python -m pytest" in ci
+    assert "WIREPROTO_NO_FAST_PATHS=1 python -m pytest -q\n" in ci
     assert "for version in 3.10 3.13" in ci
     assert "mkdocs build --strict" in ci
     assert Path(TESTS / "conftest.py").is_file()
