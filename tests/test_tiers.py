@@ -24,6 +24,7 @@ def test_paths_get_their_tier() -> None:
     assert tiers("host/test_host.py") == {"slow"}
     assert tiers("adapters/test_fuzz.py") == {"slow"}
     assert tiers("inspector/test_browser_ui.py") == {"browser"}
+    assert tiers("cli/test_connect.py") == {"slow"}
     assert tiers("rpc/test_peer.py") == set()
 
 
