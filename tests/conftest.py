@@ -78,6 +78,9 @@ TIERS: dict[str, tuple[str, ...]] = {
         "test_bench_proxy_smoke.py",
         "proxy/test_*front*.py",  # a proxy and its backend processes per test
         "host/*",  # harness and bridge processes per test
+        "cli/*",  # the wireproto command end to end, as real processes
+        "adapters/acp/test_subprocess.py",  # agent processes, signals
+        "jsonrpc/test_properties.py",  # generated input
         "**/test_*fuzz*.py",  # generated input
         "**/test_*load*.py",
         "**/test_*soak*.py",

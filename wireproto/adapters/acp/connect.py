@@ -67,7 +67,8 @@ async def connect_acp(
         handshake_timeout: seconds the agent has to answer ``initialize``,
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
-        client_info ... update_buffer: see :class:`ClientConnection`.
+        client_info: see :class:`ClientConnection` (likewise the options
+            ``on_permission`` to ``update_buffer``).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
         shutdown_timeout: seconds a spawned agent gets to exit after its
