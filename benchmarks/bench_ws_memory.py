@@ -134,7 +134,12 @@ def serve(kind: str, trace: bool) -> None:
                 gc.collect()
                 now = tracemalloc.take_snapshot()
                 stats = now.compare_to(command_loop.snap, "traceback")  # type: ignore[attr-defined]
-                lines = []
+                snap = command_loop.snap  # type: ignore[attr-defined]
+                lines = ["by line (innermost frame):"]
+                for stat in now.compare_to(snap, "lineno")[:30]:
+                    where = stat.traceback[0]
+                    lines.append(f"{stat.size_diff:+9d} B  {where.filename}:{where.lineno}")
+                lines.append("by allocation site:")
                 for stat in stats[:25]:
                     lines.append(f"{stat.size_diff:+9d} B {stat.count_diff:+6d} blocks")
                     for frame in stat.traceback.format()[-8:]:

@@ -99,3 +99,26 @@ def test_bench_peer_json_shape() -> None:
     }
     for target in out["targets"].values():
         assert positive(target["value"]) and isinstance(target["met"], bool)
+
+
+@pytest.mark.timeout(120)
+def test_bench_ws_memory_json_shape() -> None:
+    out = run_json("bench_ws_memory.py")
+    assert out["benchmark"] == "ws_memory"
+    check_machine(out["machine"])
+    assert set(out["results"]) == {"bare", "peer", "acp"}
+    for kind in out["results"].values():
+        assert set(kind) == {"idle_per_conn", "initialized_per_conn"}
+        assert all(isinstance(v["median"], float) for v in kind.values())
+    assert set(out["ratios_vs_bare"]) == {"bare", "peer", "acp"}
+
+
+@pytest.mark.timeout(120)
+def test_bench_stream_memory_json_shape() -> None:
+    out = run_json("bench_stream_memory.py")
+    assert out["benchmark"] == "stream_memory"
+    check_machine(out["machine"])
+    (runs,) = out["results"]
+    (one,) = runs
+    assert one["count"] == 5 and one["peak"] >= one["rss_before"] > 0
+    assert 0 < one["queued_peak"] <= one["budget"] + one["size"] + 1024
