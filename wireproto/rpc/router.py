@@ -62,7 +62,7 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)  # (slots: one router per connection is common)
 class Route:
     """One entry of the method table.
 
