@@ -227,6 +227,8 @@ class Runtime:
             AgentFailed: the agent raised anything else, or returned no
                 :class:`StopReason` (chained to the cause; logged with the
                 session and turn).
+            ConnectionClosed: the client went away (the turn end is still
+                recorded).
         """
         if session.turn is not None:
             raise Busy("An agent turn is already in progress")
