@@ -59,7 +59,7 @@ def test_bench_codec_json_shape() -> None:
     for per_variant in out["decode_speedup_vs_sdk"].values():
         assert all(positive(r) for r in per_variant.values())
     assert set(out["targets"]) == {
-        "decode_every_message", "decode_geomean", "encode_every_message",
+        "decode_every_message", "decode_geomean", "encode_every_message", "encode_geomean",
     }
     assert all(isinstance(t["met"], bool) for t in out["targets"].values())
 
@@ -96,6 +96,7 @@ def test_bench_peer_json_shape() -> None:
         assert set(contender["cpu_s_per_op"]) == {"latency", "throughput", "notify"}
     assert set(out["targets"]) == {
         "throughput_vs_sdk", "notifications_vs_sdk", "latency_vs_sdk", "floor_vs_throughput",
+        "floor_vs_notifications",
     }
     for target in out["targets"].values():
         assert positive(target["value"]) and isinstance(target["met"], bool)
