@@ -74,7 +74,7 @@ P = TypeVar("P")
 R = TypeVar("R")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)  # (slots: one router per connection is common)
 class Route:
     """One entry of the method table.
 
@@ -106,9 +106,28 @@ class Route:
         return self.decode is None or self.dec_hook is not None or self.lenient is not None
 
 
+_STRICT: dict[Any, msgspec.json.Decoder[Any]] = {}
+_MAX_STRICT = 512  # decoders kept; the oldest is dropped beyond
+
+
+def _strict(params_type: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
+    """A msgspec decoder for ``params_type``, shared by routers (one per connection is common)."""
+    try:
+        decoder = _STRICT.get((params_type, dec_hook))
+    except TypeError:  # an unhashable type annotation: not shared
+        return msgspec.json.Decoder(params_type, dec_hook=dec_hook)
+    if decoder is None:
+        decoder = _STRICT[(params_type, dec_hook)] = msgspec.json.Decoder(
+            params_type, dec_hook=dec_hook
+        )
+        if len(_STRICT) > _MAX_STRICT:
+            del _STRICT[next(iter(_STRICT))]
+    return decoder
+
+
 def _strict_first(params_type: Any, dec_hook: DecHook | None, lenient: Decode | None) -> Decode:
     """The decoder of a route declared with ``dec_hook`` / ``lenient``."""
-    strict = msgspec.json.Decoder(params_type, dec_hook=dec_hook)
+    strict = _strict(params_type, dec_hook)
     if lenient is None:
         return strict.decode
 
