@@ -66,6 +66,7 @@ from wireproto.agent.events import (
     HistoryCleared,
     OptionChanged,
     PlanModeChanged,
+    TitleChanged,
     UserMessage,
 )
 from wireproto.errors import InvalidArgument, NotFound
@@ -445,6 +446,8 @@ def _apply(stored: StoredSession, event: Event) -> None:
         stored.plan_mode = event.enabled
     elif isinstance(event, UserMessage) and stored.title is None:
         stored.title = title_of(event.content)
+    elif isinstance(event, TitleChanged):  # set by the agent: the latest wins
+        stored.title = event.title
     stored.events.append(event)
 
 

@@ -44,6 +44,7 @@ from typing import Any
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.activity import ACTIVITY_RULES, Accumulated
 from wireproto.agent.api import (
     AgentInfo,
     AuthMethod,
@@ -211,10 +212,12 @@ class Context:
     Attributes:
         client: the client's capabilities.
         options: the agent's declared options (for ``config_option_update``).
+        accumulated: streamed text ACP sends whole (see :mod:`.activity`).
     """
 
     client: ClientCapabilities
     options: Sequence[Option] = ()
+    accumulated: Accumulated = dataclasses.field(default_factory=Accumulated)
 
 
 _PLAN_STATUS: dict[str, S.PlanEntryStatus] = {
@@ -306,6 +309,7 @@ _EVENT_RULES: dict[type, _Rule] = {
     UsageUpdated: lambda e, ctx, replay: _usage(e),
     Notice: _notice,
     SteerReceived: _steer,
+    **ACTIVITY_RULES,
 }
 """Neutral event class -> rule producing ``session/update`` variants.
 
@@ -313,6 +317,12 @@ Event classes missing here (``ApprovalResolved``, ``PlanModeChanged``,
 ``HistoryCleared``) have no ACP variant. ``OptionChanged`` and ``TurnEnded``
 need the session and are handled in :func:`updates`.
 """
+
+
+def updates_of(event: Event, ctx: Context, replay: bool) -> list[S.SessionUpdate]:
+    """The ``session/update`` variants of an event that needs no session (else ``[]``)."""
+    rule = _EVENT_RULES.get(type(event))
+    return rule(event, ctx, replay) if rule is not None else []
 
 
 def updates(
@@ -422,6 +432,7 @@ def client_capabilities(
     methods (commands run locally).
     """
     session = caps.session if isinstance(caps.session, S.ClientSessionCapabilities) else None
+    elicitation = caps.elicitation
     config = session.config_options if session is not None else None
     boolean = isinstance(config, S.SessionConfigOptionsCapabilities) and isinstance(
         config.boolean, S.BooleanConfigOptionCapabilities
@@ -434,6 +445,12 @@ def client_capabilities(
         terminal=False,
         boolean_options=boolean,
         notices=session is not None and isinstance(session.notices, S.NoticeCapabilities),
+        compaction=session is not None and isinstance(session.compaction,
+                                                      S.CompactionCapabilities),
+        questions=isinstance(elicitation, S.ElicitationCapabilities)
+        and isinstance(elicitation.form, S.ElicitationFormCapabilities),
+        url_questions=isinstance(elicitation, S.ElicitationCapabilities)
+        and isinstance(elicitation.url, S.ElicitationUrlCapabilities),
         external_tools_supported=False,
     )
 

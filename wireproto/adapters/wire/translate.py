@@ -89,6 +89,7 @@ from wireproto.agent.events import (
 )
 
 from . import messages as m
+from .activity import ACTIVITY_RULES
 from .display import BriefDisplayBlock, DiffDisplayBlock, DisplayBlock, TodoDisplayBlock
 from .display import TodoDisplayItem as TodoItem
 from .methods import PromptResult
@@ -307,6 +308,7 @@ class Translator:
         self._todo_ids = itertools.count(1)
         self._turn_open = False
         self.steps = 1
+        self.subagents: dict[str, Translator] = {}  # parent call id -> its sub-agent's
 
     # ----------------------------------------------------------- tool-call ids
 
@@ -350,6 +352,7 @@ class Translator:
         self._approval_ids.clear()
         self._resolved_approvals.clear()
         self._resolved_tools.clear()
+        self.subagents.clear()
         self.steps = 1
 
     def client_result(self, wire_id: str, value: m.ToolReturnValue) -> None:
@@ -513,5 +516,6 @@ _EVENT_RULES: dict[type, Callable[[Translator, Any], list[WireEvent]]] = {
     HistoryCleared: _nothing,
     Notice: _notice,
     TurnEnded: Translator._turn_ended,
+    **ACTIVITY_RULES,
 }
 """Neutral event type -> rule returning the Wire events (every event type is listed)."""
