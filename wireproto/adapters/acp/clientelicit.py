@@ -44,6 +44,7 @@ __all__ = [
     "FormOrUrl",
     "answer_problem",
     "schema_problem",
+    "value_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -192,6 +193,12 @@ _VALUE_CHECKS: dict[type, Callable[[Any, Any], str | None]] = {
 }
 
 
+def value_problem(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
+    """What makes ``value`` invalid for the field ``prop``, or ``None``."""
+    check = _VALUE_CHECKS.get(type(prop))
+    return check(prop, value) if check is not None else "unsupported field"
+
+
 def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) -> str | None:
     """What makes ``content`` an invalid answer to ``schema``, or ``None``."""
     content = content or {}
@@ -202,8 +209,7 @@ def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) 
         prop = schema.properties.get(name)
         if prop is None:
             return f"field {name!r} is not in the form"
-        check = _VALUE_CHECKS.get(type(prop))
-        problem = check(prop, value) if check is not None else "unsupported field"
+        problem = value_problem(prop, value)
         if problem is not None:
             return f"field {name!r}: {problem}"
     return None

@@ -8,12 +8,13 @@ sends ``initialize`` before yielding the connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import ElicitationHandler
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
 from wireproto.adapters.acp.terminals import Terminals
@@ -43,6 +44,9 @@ async def connect_acp(
     boolean_options: bool = False,
     update_buffer: int = 256,
     redact: Collection[str] = (),
+    on_elicitation: ElicitationHandler | None = None,
+    on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+    elicitation_modes: Sequence[str] = ("form", "url"),
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -59,7 +63,9 @@ async def connect_acp(
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
-        client_info ... update_buffer: see :class:`ClientConnection`.
+        client_info ... update_buffer, on_elicitation ... elicitation_modes:
+            see :class:`ClientConnection` (``elicitation`` is advertised only
+            with an ``on_elicitation`` handler).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
 
@@ -87,7 +93,9 @@ async def connect_acp(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
-            update_buffer=update_buffer,
+            update_buffer=update_buffer, on_elicitation=on_elicitation,
+            on_elicitation_complete=on_elicitation_complete,
+            elicitation_modes=elicitation_modes,
         )
         await stack.enter_async_context(client)
         if initialize:
