@@ -1,17 +1,17 @@
 """Interop: the official TypeScript SDK (npm ``@agentclientprotocol/sdk`` 2.4.0) drives our agent.
 
 ``ts_client.mjs`` uses the SDK's client API (``client()``, ``connectWith``,
-``buildSession``, typed handlers for permissions and files) to spawn
-``wireproto acp`` (the demo agent, ``python -m wireproto acp``) over stdio and
-run a scenario:
-initialize (with form elicitation and notices), session/new, an echo prompt, ``/write`` with a permission the SDK
-client allows and a write through its fs handler, ``/read`` through its fs
-handler, ``/ask`` answered by the SDK's elicitation handler, ``/title``,
-``/retry`` (a warning notice), ``/subagent``, cancel of a running turn, cancel during a pending permission request
-(the agent abandons it with ``$/cancel_request``, which the SDK turns into an
-aborted handler signal), session/load (replay), set_config_option, list and
-close. The SDK validates everything it receives with its zod schemas; the
-script prints a JSON summary that this test checks.
+``buildSession``, typed handlers for permissions, files and elicitation) to
+spawn ``wireproto acp`` (the demo agent, ``python -m wireproto acp``) over
+stdio and run a scenario: initialize (with form elicitation and notices),
+session/new, an echo prompt, ``/write`` with a permission the SDK client
+allows and a write through its fs handler, ``/read`` through its fs handler,
+``/ask`` answered by the SDK's elicitation handler, ``/title``, ``/retry`` (a
+warning notice), ``/subagent``, cancel of a running turn, cancel during a
+pending permission request (the agent abandons it with ``$/cancel_request``,
+which the SDK turns into an aborted handler signal), session/load (replay),
+set_config_option, list and close. The SDK validates everything it receives
+with its zod schemas; the script prints a JSON summary that this test checks.
 """
 
 from __future__ import annotations
