@@ -184,3 +184,37 @@ def test_golden_progress_events() -> None:
     ]
     # and they decode back to the same typed events (as the client reads them)
     assert [decode_event(msgspec.json.encode(e)) for e in _wire(out)] == out
+
+
+def test_tool_media_and_resources_are_output_parts() -> None:
+    from wireproto.agent.content import (
+        Diff,
+        Image,
+        ResourceBlob,
+        ResourceLink,
+        ResourceText,
+        Text,
+    )
+
+    tr = Translator()
+    tr.translate(ToolCallStarted(id="c", name="chart", title="Chart"))
+    [result] = tr.translate(ToolCallUpdated(id="c", status=ToolStatus.COMPLETED, content=[
+        Text("chart:"), Image(mime_type="image/png", data="iVBO"),
+        Image(url="https://example.com/a.png"),
+        ResourceText(uri="file:///d.csv", text="a,b"), ResourceLink(uri="https://x/r", name="r"),
+        ResourceBlob(uri="file:///b", blob="AA"), Diff(path="/p", new_text="x"),
+    ]))
+    assert isinstance(result, m.ToolResult)
+    assert result.return_value.output == [
+        m.TextPart(text="chart:"),
+        m.ImageURLPart(image_url=m.MediaURL(url="data:image/png;base64,iVBO")),
+        m.ImageURLPart(image_url=m.MediaURL(url="https://example.com/a.png")),
+        m.TextPart(text="[resource file:///d.csv]\na,b"),
+        m.TextPart(text="[resource link: r <https://x/r>]"),
+        m.TextPart(text="[binary resource file:///b (unknown type), not shown]"),
+    ]
+    assert [type(d).__name__ for d in result.return_value.display] == ["DiffDisplayBlock"]
+    tr.translate(ToolCallStarted(id="t", name="t", title="t"))
+    [plain] = tr.translate(ToolCallUpdated(id="t", status=ToolStatus.COMPLETED,
+                                           content=[Text("a"), Text("b")]))
+    assert plain.return_value.output == "a\nb"  # text only: a plain string, as before

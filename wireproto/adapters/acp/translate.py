@@ -193,6 +193,8 @@ _TOOL_CONTENT: dict[type, Callable[[Any], S.ToolCallContent]] = {
     Text: lambda c: S.Content(content=S.TextContent(text=c.text)),
     Diff: lambda c: S.Diff(path=c.path, old_text=c.old_text, new_text=c.new_text),
     Terminal: lambda c: S.Terminal(terminal_id=c.terminal_id),
+    **{kind: lambda c: S.Content(content=block_out(c))
+       for kind in (Image, Audio, Video, ResourceText, ResourceBlob, ResourceLink)},
 }
 """Neutral tool content -> ACP ``ToolCallContent`` (content blocks always wrapped)."""
 

@@ -62,6 +62,7 @@ from wireproto.agent.content import (
     ResourceBlob,
     ResourceLink,
     ResourceText,
+    Terminal,
     Text,
     ToolContent,
     Video,
@@ -105,6 +106,7 @@ __all__ = [
     "output_text",
     "prompt_result",
     "tool_display",
+    "tool_output",
     "user_input_to_blocks",
 ]
 
@@ -210,6 +212,31 @@ _CONTENT_TO_DISPLAY: dict[type, Callable[[Any], DisplayBlock | None]] = {
     Text: lambda t: None,  # text is the tool's output, not a display block
 }
 """Neutral tool content -> Wire display block (terminals have no Wire form)."""
+
+
+_TOOL_PART: dict[type, Callable[[Any], m.ContentPart]] = {
+    Text: lambda b: m.TextPart(text=b.text),
+    Image: lambda b: m.ImageURLPart(image_url=_media_url(b)),
+    Audio: lambda b: m.AudioURLPart(audio_url=_media_url(b)),
+    Video: lambda b: m.VideoURLPart(video_url=m.MediaURL(url=b.url)),
+    ResourceText: lambda b: m.TextPart(text=f"[resource {b.uri}]\n{b.text}"),
+    ResourceLink: lambda b: m.TextPart(text=f"[resource link: {b.name} <{b.uri}>]"),
+    ResourceBlob: lambda b: m.TextPart(
+        text=f"[binary resource {b.uri} ({b.mime_type or 'unknown type'}), not shown]"
+    ),
+}
+"""Neutral tool content -> Wire output part (resources: text with a note)."""
+
+
+def tool_output(content: list[ToolContent]) -> str | list[m.ContentPart]:
+    """A tool result's ``output``: its texts joined with newlines, or content parts.
+
+    Parts are used as soon as the content holds media or resources; diffs and
+    terminals are not output (diffs are display blocks).
+    """
+    if all(isinstance(c, Text | Diff | Terminal) for c in content):
+        return "\n".join(c.text for c in content if isinstance(c, Text))
+    return [_TOOL_PART[type(c)](c) for c in content if type(c) in _TOOL_PART]
 
 
 def tool_display(content: list[ToolContent], brief: str = "") -> list[DisplayBlock]:
@@ -421,10 +448,9 @@ class Translator:
         if client_value is not None:
             value = client_value
         else:
-            texts = [c.text for c in call.content if isinstance(c, Text)]
             value = m.ToolReturnValue(
                 is_error=status is ToolStatus.FAILED,
-                output="\n".join(texts),
+                output=tool_output(call.content),
                 message=call.message,
                 display=tool_display(call.content, call.message),
             )
