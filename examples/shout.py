@@ -1,8 +1,6 @@
 """A complete agent, served over ACP and Wire alike (see the README)."""
 
-from wireproto.agent.api import Agent, AgentInfo, SlashCommand
-from wireproto.agent.events import StopReason, ToolKind
-from wireproto.agent.turn import Turn
+from wireproto.agent import Agent, AgentInfo, SlashCommand, StopReason, ToolKind, Turn
 
 
 class Shout(Agent):

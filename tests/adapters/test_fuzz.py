@@ -165,9 +165,8 @@ _SETTINGS = settings(
 @_SETTINGS
 @given(lines=st.lists(_line(ACP_METHODS), min_size=1, max_size=8))
 def test_acp_agent_survives_generated_input(
-    lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+    lines: list[bytes], tmp_path: Path, backend: str
 ) -> None:
-    monkeypatch.setenv("WIREPROTO_HOME", str(tmp_path / "home"))
 
     async def serve(stream: Any) -> None:
         await serve_acp(DemoAgent(), stream)
@@ -188,9 +187,8 @@ def test_acp_agent_survives_generated_input(
 @_SETTINGS
 @given(lines=st.lists(_line(WIRE_METHODS), min_size=1, max_size=8))
 def test_wire_server_survives_generated_input(
-    lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+    lines: list[bytes], tmp_path: Path, backend: str
 ) -> None:
-    monkeypatch.setenv("WIREPROTO_HOME", str(tmp_path / "home"))
 
     async def serve(stream: Any) -> None:
         await serve_wire(DemoAgent(), stream, work_dir=str(tmp_path))

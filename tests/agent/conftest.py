@@ -1,4 +1,8 @@
-"""Fixtures for the agent API tests: an isolated WIREPROTO_HOME, a runtime, a channel."""
+"""Fixtures for the agent API tests: a store in a temporary directory, a runtime, a channel.
+
+Nothing here writes under ``WIREPROTO_HOME``: stores get their directory
+explicitly. ``home`` (not automatic) isolates it for the tests of token files.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,17 @@ import pytest
 
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.testing import RecordingChannel
 
 
 @pytest.fixture(autouse=True)
+def no_token_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No login token from the environment."""
+    monkeypatch.delenv("WIREPROTO_TOKEN", raising=False)
+
+
+@pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point WIREPROTO_HOME at a temporary directory; no token configured."""
     path = tmp_path / "home"
@@ -30,12 +40,13 @@ def workdir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(home: Path) -> SessionStore:
-    return SessionStore()
+def store(tmp_path: Path) -> JsonlStore:
+    """A JSON Lines store in a temporary directory."""
+    return JsonlStore(tmp_path / "sessions")
 
 
 @pytest.fixture
-def runtime(store: SessionStore) -> Runtime:
+def runtime(store: JsonlStore) -> Runtime:
     return Runtime(DemoAgent(), store)
 
 

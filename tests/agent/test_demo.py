@@ -418,7 +418,7 @@ async def test_clear(runtime: Runtime, session: Session) -> None:
 # -------------------------------------------------------------------------- auth
 
 
-async def test_login_fails_without_a_token() -> None:
+async def test_login_fails_without_a_token(home: Path) -> None:
     with pytest.raises(AuthRequired) as info:
         await DemoAgent().authenticate("login")
     assert info.value.message == "authentication required"

@@ -16,24 +16,25 @@ from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import AgentMessageChunk, StopReason, TurnEnded, UserMessage
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.errors import InvalidArgument
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
 
-# A second process: reload the session named by argv[1], print what it replays
+# A second process: reload the session named by argv[1] from the JSON Lines
+# store in the directory argv[2], print what it replays
 # and restores as JSON, then run one more turn in it.
 RESTART = r"""
 import sys, anyio, msgspec
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.testing import RecordingChannel
 
 async def main():
-    runtime = Runtime(DemoAgent(), SessionStore())
+    runtime = Runtime(DemoAgent(), JsonlStore(sys.argv[2]))
     channel = RecordingChannel()
     session = await runtime.open_session(channel, sys.argv[1], replay=True)
     replayed = channel.events(session.id, replay=True)
@@ -48,14 +49,16 @@ async def main():
 anyio.run(main)
 """
 
-# A process killed in the middle of a turn: prints the session id, then every
-# chunk it sends, flushed, while /slow runs "forever".
+# A process killed in the middle of a turn (sessions in the directory argv[2]):
+# prints the session id, then every chunk it sends, flushed, while /slow runs
+# "forever".
 SLOW = r"""
 import sys, anyio
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import AgentMessageChunk
 from wireproto.agent.runtime import Runtime
+from wireproto.agent.store import JsonlStore
 
 class Printer:
     from wireproto.agent.api import ClientCapabilities
@@ -65,7 +68,7 @@ class Printer:
             print(event.text, flush=True)
 
 async def main():
-    runtime = Runtime(DemoAgent())
+    runtime = Runtime(DemoAgent(), JsonlStore(sys.argv[2]))
     session = await runtime.new_session(Printer(), sys.argv[1])
     print(session.id, flush=True)
     await runtime.prompt(session, [Text("/slow 1000000")])
@@ -91,7 +94,7 @@ async def test_restart_in_a_new_process(runtime: Runtime, workdir: Path) -> None
     await runtime.set_plan_mode(session, True)
     live = [msgspec.to_builtins(e) for e in channel.events(session.id)]
 
-    result = json.loads(await run_child(RESTART, session.id))
+    result = json.loads(await run_child(RESTART, session.id, str(runtime.store.root)))
     assert result["replayed"] == live  # same events, same order, same message ids
     assert result["options"] == {"mode": "ask", "model": "demo-large", "thinking": True}
     assert result["plan_mode"] is True
@@ -99,7 +102,7 @@ async def test_restart_in_a_new_process(runtime: Runtime, workdir: Path) -> None
     assert (result["stop"], result["reply"]) == ("end_turn", "You said: after restart")
 
     # and back in this process, with a fresh store, the child's turn is there too
-    fresh = Runtime(DemoAgent(), SessionStore(runtime.store.root))
+    fresh = Runtime(DemoAgent(), JsonlStore(runtime.store.root))
     replay = RecordingChannel()
     await fresh.open_session(replay, session.id, replay=True)
     assert replay.text(replay=True).endswith("You said: after restart")
@@ -114,7 +117,7 @@ async def test_resume_without_replay_restores_options(runtime: Runtime, workdir:
         await runtime.set_option(session, "nope", "x")
     await runtime.prompt(session, [Text("hi")])
 
-    restarted = Runtime(DemoAgent(), SessionStore(runtime.store.root))
+    restarted = Runtime(DemoAgent(), JsonlStore(runtime.store.root))
     channel = RecordingChannel()
     resumed = await restarted.open_session(channel, session.id)
     assert channel.records == []  # resume does not replay
@@ -134,7 +137,7 @@ async def test_load_replays_with_original_message_ids(runtime: Runtime, workdir:
     await runtime.close_session(session.id)
 
     loader = RecordingChannel()
-    await Runtime(DemoAgent(), SessionStore(runtime.store.root)).open_session(
+    await Runtime(DemoAgent(), JsonlStore(runtime.store.root)).open_session(
         loader, session.id, replay=True
     )
     assert loader.events(replay=True) == live
@@ -143,8 +146,9 @@ async def test_load_replays_with_original_message_ids(runtime: Runtime, workdir:
     assert len(ids) == 2  # one per reply
 
 
-async def test_kill_9_mid_turn_then_load_and_continue(workdir: Path) -> None:
-    async with await anyio.open_process([sys.executable, "-c", SLOW, str(workdir)]) as proc:
+async def test_kill_9_mid_turn_then_load_and_continue(workdir: Path, store: JsonlStore) -> None:
+    cmd = [sys.executable, "-c", SLOW, str(workdir), str(store.root)]
+    async with await anyio.open_process(cmd) as proc:
         assert proc.stdout is not None
         lines = BufferedByteReceiveStream(proc.stdout)
         session_id = (await lines.receive_until(b"\n", 1024)).decode()
@@ -154,7 +158,6 @@ async def test_kill_9_mid_turn_then_load_and_continue(workdir: Path) -> None:
         proc.kill()  # SIGKILL: no cleanup, no flush, mid-turn
         assert await proc.wait() == -signal.SIGKILL
 
-    store = SessionStore()
     stored = store.load(session_id)
     assert isinstance(stored.events[0], UserMessage)
     ticks = [e for e in stored.events if isinstance(e, AgentMessageChunk)]
@@ -179,10 +182,10 @@ async def test_half_written_line_then_restart(runtime: Runtime, workdir: Path) -
     data = path.read_bytes()
     path.write_bytes(data + data.splitlines(keepends=True)[-1][:25])  # a crash mid-line
 
-    result = json.loads(await run_child(RESTART, session.id))
+    result = json.loads(await run_child(RESTART, session.id, str(runtime.store.root)))
     texts = "".join(e["text"] for e in result["replayed"] if e["type"] == "message")
     assert texts == "You said: first"
     assert result["reply"] == "You said: after restart"
-    reloaded = SessionStore(runtime.store.root).load(session.id)
+    reloaded = JsonlStore(runtime.store.root).load(session.id)
     replies = "".join(e.text for e in reloaded.events if isinstance(e, AgentMessageChunk))
     assert replies == "You said: firstYou said: after restart"

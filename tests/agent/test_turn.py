@@ -24,7 +24,7 @@ from wireproto.agent.events import (
     UsageUpdated,
 )
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.errors import ConnectionClosed, InvalidArgument
 from wireproto.testing import RecordingChannel
@@ -59,7 +59,7 @@ def agent() -> Scripted:
 
 
 @pytest.fixture
-def scripted(agent: Scripted, store: SessionStore) -> Runtime:
+def scripted(agent: Scripted, store: JsonlStore) -> Runtime:
     return Runtime(agent, store)
 
 

@@ -1,7 +1,8 @@
 """Serve the demo agent over stdio with ``serve_acp`` (a child process for tests).
 
 Usage: ``python acp_agent.py [--backend asyncio|trio] [--require-auth]
-[--allow-client-stdio-mcp]``. Sessions live under ``$WIREPROTO_HOME``; logs
+[--allow-client-stdio-mcp]``. Sessions are JSON Lines files under
+``$WIREPROTO_HOME/sessions`` (as with ``wireproto acp``); logs
 go to stderr (level from ``ACP_AGENT_LOG``, default WARNING). The process
 serves until its stdin ends, or until SIGTERM / SIGINT (a graceful stop).
 """
@@ -19,6 +20,7 @@ import anyio
 
 from wireproto.adapters.acp import serve_acp
 from wireproto.agent.demo import DemoAgent
+from wireproto.agent.store import JsonlStore
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -36,6 +38,7 @@ async def main(args: argparse.Namespace) -> None:
             DemoAgent(require_auth=args.require_auth),
             allow_client_stdio_mcp=args.allow_client_stdio_mcp,
             stop=stop,
+            store=JsonlStore(),
         )
         tg.cancel_scope.cancel()
 

@@ -1,8 +1,9 @@
 """Serve the demo agent over Wire on this process's stdio (for subprocess tests).
 
 Usage: ``python wire_server.py BACKEND [--session ID] [--work-dir DIR] [--yolo]``.
-Sessions live under ``$WIREPROTO_HOME`` (the tests point it at a temporary
-directory). Logs go to stderr; SIGTERM stops serving cleanly.
+Sessions are JSON Lines files under ``$WIREPROTO_HOME/sessions`` (as with
+``wireproto wire``; the tests point it at a temporary directory). Logs go to
+stderr; SIGTERM stops serving cleanly.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import anyio
 
 from wireproto.adapters.wire import serve_wire
 from wireproto.agent.demo import DemoAgent
+from wireproto.agent.store import JsonlStore
 
 
 async def _main(args: argparse.Namespace) -> None:
@@ -31,7 +33,7 @@ async def _main(args: argparse.Namespace) -> None:
         tg.start_soon(on_signal)
         await serve_wire(
             DemoAgent(), session_id=args.session, work_dir=args.work_dir, yolo=args.yolo,
-            stop=stop,
+            stop=stop, store=JsonlStore(),
         )
         tg.cancel_scope.cancel()
 

@@ -27,7 +27,7 @@ from wireproto.host.channel import (
     ADDRESS_ENV,
     CREDENTIAL_INVALID,
     TOKEN_ENV,
-    Channel,
+    BridgeChannel,
     Credentials,
     parse_address,
 )
@@ -62,10 +62,10 @@ class Gateway:
 @asynccontextmanager
 async def channel_and_bridge(
     token: str | None = None, log_level: str = "warning"
-) -> AsyncIterator[tuple[Channel, Gateway, ToolClient, str]]:
+) -> AsyncIterator[tuple[BridgeChannel, Gateway, ToolClient, str]]:
     """A channel with one bridge process connected to it; yields the credential too."""
     gateway = Gateway()
-    channel = Channel(Credentials(), gateway)
+    channel = BridgeChannel(Credentials(), gateway)
     async with anyio.create_task_group() as tg:
         address = await tg.start(channel.serve)
         secret = token if token is not None else channel.credentials.mint(CALLER)
@@ -151,7 +151,7 @@ def test_bridge_refuses_a_bad_environment(env: dict[str, str], message: str) -> 
 @pytest.mark.anyio
 async def test_official_client_through_the_bridge() -> None:
     gateway = Gateway()
-    channel = Channel(Credentials(), gateway)
+    channel = BridgeChannel(Credentials(), gateway)
     async with anyio.create_task_group() as tg:
         address = await tg.start(channel.serve)
         token = channel.credentials.mint(CALLER)

@@ -3,8 +3,8 @@
 One :class:`Runtime` serves one :class:`~wireproto.agent.api.Agent` to any
 number of connections (each adapter connection is a
 :class:`~wireproto.agent.api.Channel`). It owns the in-memory sessions, runs
-one turn at a time per session, records every event in the
-:class:`~wireproto.agent.store.SessionStore` and replays stored history.
+one turn at a time per session, records every event in its
+:class:`~wireproto.agent.store.Store` and replays stored history.
 Sessions are independent: cancelling one never touches another.
 
 History is what the client was sent: an event is recorded once the
@@ -35,7 +35,7 @@ from wireproto.agent.events import (
     TurnEnded,
     UserMessage,
 )
-from wireproto.agent.store import SessionStore, title_of
+from wireproto.agent.store import StoreArg, open_store, title_of
 from wireproto.agent.turn import Turn, new_id
 from wireproto.errors import Busy, ConnectionClosed, InvalidArgument
 
@@ -51,12 +51,17 @@ class Runtime:
 
     Args:
         agent: the agent.
-        store: where history lives (default: ``$WIREPROTO_HOME/sessions``).
+        store: where history lives: a :class:`~wireproto.agent.store.Store`,
+            a directory (JSON Lines files there), or ``None`` for a new
+            :class:`~wireproto.agent.store.MemoryStore` (nothing is written
+            to disk; the ``wireproto`` CLI passes a
+            :class:`~wireproto.agent.store.JsonlStore` under
+            ``$WIREPROTO_HOME/sessions``).
     """
 
-    def __init__(self, agent: Agent, store: SessionStore | None = None) -> None:
+    def __init__(self, agent: Agent, store: StoreArg = None) -> None:
         self.agent = agent
-        self.store = store if store is not None else SessionStore()
+        self.store = open_store(store)
         self.sessions: dict[str, Session] = {}
 
     # ------------------------------------------------------------ sessions

@@ -89,19 +89,23 @@ def add_parsers(sub: Any) -> None:
 
 
 def _runtime(args: argparse.Namespace) -> Runtime:
-    """The runtime serving ``--agent`` (default: the demo agent)."""
+    """The runtime serving ``--agent`` (default: the demo agent).
+
+    Sessions are JSON Lines files under ``$WIREPROTO_HOME/sessions``.
+    """
     from wireproto.agent.runtime import Runtime
+    from wireproto.agent.store import JsonlStore
 
     if args.agent:
         from wireproto.cli.agentload import AgentLoadError, load_agent
 
         try:
-            return Runtime(load_agent(args.agent))
+            return Runtime(load_agent(args.agent), JsonlStore())
         except AgentLoadError as exc:
             raise CliError(str(exc)) from exc
     from wireproto.agent.demo import DemoAgent
 
-    return Runtime(DemoAgent())
+    return Runtime(DemoAgent(), JsonlStore())
 
 
 def main_acp(args: argparse.Namespace) -> int:

@@ -42,7 +42,7 @@ from wireproto.host.policy import Caller, Resolved
 from wireproto.host.store import AuthState, Observation, now
 
 if TYPE_CHECKING:
-    from wireproto.host.store import SessionStore
+    from wireproto.host.store import HostStore
 
 __all__ = ["AUTH_OBSERVATIONS", "AUTH_REQUIRED", "PROMPT_KINDS", "Binding", "PromptOutcome"]
 
@@ -101,7 +101,7 @@ class Binding:
         cwd: str,
         inject: Resolved,
         mcp_servers: Sequence[s.McpServerStdio],
-        store: SessionStore,
+        store: HostStore,
         approved_tools: Sequence[str] | None = None,
         *,
         on_open: Callable[[Binding], None] | None = None,

@@ -42,7 +42,7 @@ from wireproto.errors import RpcError
 from wireproto.host.policy import Caller
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
-from wireproto.transports._framed import FramedStream
+from wireproto.transports import FramedStream
 
 __all__ = [
     "ADDRESS_ENV",
@@ -50,8 +50,8 @@ __all__ = [
     "CREDENTIAL_INVALID",
     "LIST_METHOD",
     "TOKEN_ENV",
+    "BridgeChannel",
     "CallParams",
-    "Channel",
     "ChannelHandler",
     "Credentials",
     "ListParams",
@@ -158,7 +158,7 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-class Channel:
+class BridgeChannel:
     """The host's loopback endpoint for bridge processes.
 
     Args:

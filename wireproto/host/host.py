@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 ``async with Host(config, tools, store) as host`` starts the loopback
-:class:`~wireproto.host.channel.Channel` (the only task the host owns).
+:class:`~wireproto.host.channel.BridgeChannel` (the only task the host owns).
 Then:
 
 * :meth:`Host.new_session` saves a session record (executor, cwd, profile);
@@ -44,10 +44,16 @@ from wireproto.adapters.acp.connect import connect_acp
 from wireproto.adapters.mcp import messages as m
 from wireproto.errors import AgentError, InvalidArgument, LocalProtocolError, RpcError
 from wireproto.host.binding import Binding
-from wireproto.host.channel import ADDRESS_ENV, CREDENTIAL_INVALID, TOKEN_ENV, Channel, Credentials
+from wireproto.host.channel import (
+    ADDRESS_ENV,
+    CREDENTIAL_INVALID,
+    TOKEN_ENV,
+    BridgeChannel,
+    Credentials,
+)
 from wireproto.host.config import ConfigError, HostConfig, check_setting
 from wireproto.host.policy import MAIN_AGENT, Caller, NativeTool, Policy
-from wireproto.host.store import Observation, SessionRecord, SessionStore
+from wireproto.host.store import HostStore, Observation, SessionRecord
 from wireproto.jsonrpc.messages import ErrorCode
 
 __all__ = ["DEFAULT_BRIDGE_COMMAND", "Host"]
@@ -73,7 +79,7 @@ class Host:
         self,
         config: HostConfig,
         tools: Sequence[NativeTool],
-        store: SessionStore | str | os.PathLike[str],
+        store: HostStore | str | os.PathLike[str],
         *,
         bridge_command: Sequence[str] | None = None,
     ) -> None:
@@ -83,10 +89,10 @@ class Host:
             if tool.name in self.tools:
                 raise ValueError(f"duplicate native tool {tool.name!r}")
             self.tools[tool.name] = tool
-        self.store = store if isinstance(store, SessionStore) else SessionStore(Path(store))
+        self.store = store if isinstance(store, HostStore) else HostStore(Path(store))
         self.bridge_command = tuple(bridge_command or DEFAULT_BRIDGE_COMMAND)
         self.credentials = Credentials()
-        self.channel = Channel(self.credentials, self)
+        self.channel = BridgeChannel(self.credentials, self)
         self._bindings: dict[str, Binding] = {}
         self._tg: anyio.abc.TaskGroup | None = None
 

@@ -2,7 +2,7 @@
 
 Theory of operation
 -------------------
-A :class:`SessionStore` keeps one JSON file per session under
+A :class:`HostStore` keeps one JSON file per session under
 ``DIR/sessions/`` (the :class:`SessionRecord`: executor, working directory,
 profile, ``execution.overrides``, the harness's session id per agent) and,
 **apart from it**, the capability observations under ``DIR/observations/``:
@@ -27,7 +27,7 @@ import msgspec
 
 from wireproto.errors import InvalidArgument, NotFound
 
-__all__ = ["AuthState", "Execution", "Observation", "SessionRecord", "SessionStore", "now"]
+__all__ = ["AuthState", "Execution", "HostStore", "Observation", "SessionRecord", "now"]
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
@@ -101,7 +101,7 @@ def check_id(session_id: str) -> str:
     return session_id
 
 
-class SessionStore:
+class HostStore:
     """Session records and observations under one directory.
 
     Args:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import msgspec
 
@@ -58,7 +58,8 @@ class Reply:
     result: Any
     then: Sequence[tuple[str, Any]] = ()
 
-F = TypeVar("F", bound=Handler)
+P = TypeVar("P")
+R = TypeVar("R")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -157,19 +158,50 @@ class Router:
         self._routes[method] = route
         self.revision += 1
 
-    def request(self, method: str, params_type: Any = Any) -> Callable[[F], F]:
-        """Decorator form of :meth:`add` for a request handler."""
+    @overload
+    def request(
+        self, method: str, params_type: type[P]
+    ) -> Callable[[Callable[[P], Awaitable[R]]], Callable[[P], Awaitable[R]]]: ...
 
-        def register(handler: F) -> F:
+    @overload
+    def request(
+        self, method: str, params_type: Any = ...
+    ) -> Callable[[Callable[[Any], Awaitable[R]]], Callable[[Any], Awaitable[R]]]: ...
+
+    def request(
+        self, method: str, params_type: Any = Any
+    ) -> Callable[[Callable[[Any], Awaitable[R]]], Callable[[Any], Awaitable[R]]]:
+        """Decorator form of :meth:`add` for a request handler.
+
+        With a class as ``params_type`` the decorated handler is checked
+        against it: ``@router.request("add", AddParams)`` on
+        ``async def add(p: OtherParams)`` is a type error.
+        """
+
+        def register(handler: Callable[[Any], Awaitable[R]]) -> Callable[[Any], Awaitable[R]]:
             self.add(method, handler, params_type)
             return handler
 
         return register
 
-    def notification(self, method: str, params_type: Any = Any) -> Callable[[F], F]:
-        """Decorator form of :meth:`add` for a notification handler."""
+    @overload
+    def notification(
+        self, method: str, params_type: type[P]
+    ) -> Callable[[Callable[[P], Awaitable[None]]], Callable[[P], Awaitable[None]]]: ...
 
-        def register(handler: F) -> F:
+    @overload
+    def notification(
+        self, method: str, params_type: Any = ...
+    ) -> Callable[[Callable[[Any], Awaitable[None]]], Callable[[Any], Awaitable[None]]]: ...
+
+    def notification(
+        self, method: str, params_type: Any = Any
+    ) -> Callable[[Callable[[Any], Awaitable[None]]], Callable[[Any], Awaitable[None]]]:
+        """Decorator form of :meth:`add` for a notification handler (checked as :meth:`request`)."""
+
+        def register(
+            handler: Callable[[Any], Awaitable[None]],
+        ) -> Callable[[Any], Awaitable[None]]:
             self.add(method, handler, params_type, notification=True)
             return handler
 

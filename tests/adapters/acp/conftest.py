@@ -9,6 +9,7 @@ agent writes (schema, gating, ordering).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -80,9 +81,11 @@ async def open_acp(
 ) -> AsyncIterator[Any]:
     """Serve ``agent`` (default: the demo agent) in memory; yield a :class:`RawAcp`.
 
-    ``options`` go to :func:`serve_acp`. On exit the agent is stopped and
-    must return by itself.
+    ``options`` go to :func:`serve_acp` (a ``store`` only when ``agent`` is
+    not a runtime). On exit the agent is stopped and must return by itself.
     """
+    if isinstance(agent, Runtime):
+        options.pop("store", None)
     ours, theirs = memory_pair()
     stop = anyio.Event()
     served = anyio.Event()
@@ -114,6 +117,10 @@ async def open_acp_process(*args: str, backend: str = "asyncio") -> AsyncIterato
 
 
 @pytest.fixture
-def acp() -> OpenAcp:
-    """``async with acp(**options) as client``: the demo agent in memory."""
-    return open_acp
+def acp(tmp_path: Path) -> OpenAcp:
+    """``async with acp(**options) as client``: the demo agent in memory.
+
+    Each connection gets a fresh runtime over the same JSON Lines store (a
+    temporary directory), as a restarted ``wireproto acp`` would.
+    """
+    return functools.partial(open_acp, store=tmp_path / "sessions")

@@ -144,7 +144,7 @@ def test_the_package_exports_both_roles() -> None:
     assert package.AgentConnection is agent.AgentConnection
     assert package.ClientConnection is client.ClientConnection
     assert package.connect_acp is connect.connect_acp
-    assert package.Turn is turn.Turn
+    assert package.PromptTurn is turn.PromptTurn
     assert package.LoadResult is clientstate.LoadResult
     assert package.LocalTerminals is terminals.LocalTerminals
     assert all(getattr(package, name, None) is not None for name in package.__all__)

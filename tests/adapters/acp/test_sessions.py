@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from wireproto.agent.api import Session
@@ -322,3 +323,34 @@ async def test_updates_sent_during_setup_follow_the_response(
     how = {"session/new": "new", "session/load": "load", "session/resume": "resume"}[method]
     assert notice["params"]["update"] == {"sessionUpdate": "notice", "severity": "info",
                                           "title": f"session {how}"}
+
+
+async def test_serve_acp_keeps_sessions_in_memory_unless_given_a_store(
+    acp: OpenAcp, workdir: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    async with acp(store=None) as client:  # serve_acp(agent): the default
+        await client.initialize()
+        sid = (await client.new_session(str(workdir)))["sessionId"]
+        await client.prompt(sid, "hello")
+        listed = await client.result("session/list", {})
+    assert [s["sessionId"] for s in listed["sessions"]] == [sid]
+    assert not await anyio.Path(home).exists()  # nothing written
+    assert not await anyio.Path(tmp_path / "user-home").exists()
+    async with acp(store=None) as client:  # a new runtime, a new (empty) memory store
+        await client.initialize()
+        assert (await client.result("session/list", {}))["sessions"] == []
+
+    chosen = tmp_path / "chosen"
+    async with acp(store=chosen) as client:  # serve_acp(agent, store=DIR)
+        await client.initialize()
+        sid = (await client.new_session(str(workdir)))["sessionId"]
+    assert await anyio.Path(chosen / f"{sid}.jsonl").is_file()
+
+
+async def test_serve_acp_refuses_a_store_with_a_runtime() -> None:
+    from wireproto.adapters.acp import serve_acp
+    from wireproto.agent.runtime import Runtime
+
+    with pytest.raises(ValueError, match="Runtime"):
+        await serve_acp(Runtime(DemoAgent()), store="/tmp/x")

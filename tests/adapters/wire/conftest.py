@@ -1,6 +1,8 @@
 """Fixtures for the Wire server/client suites.
 
 * ``home``: an isolated ``WIREPROTO_HOME`` (autouse), ``workdir``: the sessions' cwd.
+  Every server keeps its sessions as JSON Lines files in ``home/sessions``
+  (a fresh runtime over the same files is a restarted server).
 * ``open_wire(kind, ...)``: a :class:`Served` with a ready :class:`WireClient`
   talking to a Wire server of the demo agent (or of ``agent`` / ``runtime``)
   over ``memory``, ``websocket`` or ``subprocess`` (the demo agent in a child
@@ -74,6 +76,7 @@ async def _open_wire(
     *,
     backend: str,
     workdir: Path,
+    sessions: Path,
     agent: Agent | None = None,
     runtime: Runtime | None = None,
     session_id: str | None = None,
@@ -89,7 +92,7 @@ async def _open_wire(
         ) as client:
             yield Served(client, [])
         return
-    shared = runtime if runtime is not None else Runtime(agent or DemoAgent())
+    shared = runtime if runtime is not None else Runtime(agent or DemoAgent(), sessions)
     servers: list[WireServer] = []
 
     def make_server() -> WireServer:
@@ -122,10 +125,12 @@ async def _open_wire(
 
 @pytest.fixture
 def open_wire(
-    anyio_backend: str, workdir: Path
+    anyio_backend: str, workdir: Path, home: Path
 ) -> Callable[..., AbstractAsyncContextManager[Served]]:
     """``open_wire(kind, agent=, runtime=, session_id=, handshake=, **client_options)``."""
-    return functools.partial(_open_wire, backend=anyio_backend, workdir=workdir)
+    return functools.partial(
+        _open_wire, backend=anyio_backend, workdir=workdir, sessions=home / "sessions"
+    )
 
 
 class Raw:
@@ -193,6 +198,7 @@ class Raw:
 async def _open_raw(
     *,
     workdir: Path,
+    sessions: Path,
     agent: Agent | None = None,
     runtime: Runtime | None = None,
     max_bytes: int = 1 << 20,
@@ -201,7 +207,7 @@ async def _open_raw(
 ) -> AsyncIterator[Raw]:
     probe = NdjsonProbe(max_bytes=max_bytes, buffer=1024)
     server = WireServer(
-        runtime if runtime is not None else Runtime(agent or DemoAgent()),
+        runtime if runtime is not None else Runtime(agent or DemoAgent(), sessions),
         work_dir=str(workdir), **server_options,
     )
     async with anyio.create_task_group() as tg:
@@ -220,7 +226,7 @@ async def _open_raw(
 
 
 @pytest.fixture
-def open_raw(workdir: Path) -> Callable[..., AbstractAsyncContextManager[Raw]]:
+def open_raw(workdir: Path, home: Path) -> Callable[..., AbstractAsyncContextManager[Raw]]:
     """``open_raw(agent=..., max_bytes=..., stop=..., **server_options)``."""
-    return functools.partial(_open_raw, workdir=workdir)
+    return functools.partial(_open_raw, workdir=workdir, sessions=home / "sessions")
 

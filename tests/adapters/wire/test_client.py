@@ -16,7 +16,7 @@ from wireproto.adapters.wire.methods import ExternalTool, HookSubscription, Prom
 from wireproto.agent.api import Agent, Question
 from wireproto.agent.events import StopReason
 from wireproto.agent.turn import Turn
-from wireproto.errors import RpcError
+from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.codec import WIRE_DIALECT
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
@@ -184,7 +184,7 @@ async def test_events_not_queued_with_zero_buffer() -> None:
     async with scripted_server(event_buffer=0) as (client, probe):
         await probe.write_json(notify("StepBegin", {"n": 1}))
         assert client.take_events() == []
-        with pytest.raises(RuntimeError):
+        with pytest.raises(LocalProtocolError, match="event_buffer"):
             client.events()
 
 

@@ -15,7 +15,7 @@ from wireproto.agent.api import Agent, ApprovalRequest, ExternalTool
 from wireproto.agent.content import Text
 from wireproto.agent.events import AgentMessageChunk, StopReason, ToolKind, UserMessage
 from wireproto.agent.runtime import Runtime
-from wireproto.agent.store import SessionStore
+from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
@@ -204,7 +204,7 @@ async def test_initialize_and_replay_refused_during_a_turn(open_raw: OpenRaw) ->
 
 
 async def test_replay_is_bounded_and_cancellable(open_raw: OpenRaw, home: Path) -> None:
-    store = SessionStore()
+    store = JsonlStore(home / "sessions")  # where open_raw's server keeps them
     store.create("long", "/tmp", [])
     store.append("long", UserMessage(content=[Text("go")], message_id="u1"))
     for n in range(3000):
@@ -224,6 +224,34 @@ async def test_replay_is_bounded_and_cancellable(open_raw: OpenRaw, home: Path) 
             payloads(after, "StepBegin"))
         reply = await raw.call("r2", "replay")  # and a full one afterwards
         assert reply["result"] == {"status": "finished", "events": 3002, "requests": 0}
+
+
+async def test_serve_wire_keeps_sessions_in_memory_unless_given_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from wireproto.adapters.wire import WireClient, serve_wire
+    from wireproto.agent.demo import DemoAgent
+    from wireproto.transports.memory import memory_pair
+
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    monkeypatch.setenv("WIREPROTO_HOME", str(tmp_path / "wireproto-home"))
+
+    async def one_turn(**options: Any) -> str:
+        ours, theirs = memory_pair()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_wire(DemoAgent(), theirs, work_dir=str(tmp_path),
+                                             session_id="w1", **options))
+            async with WireClient(ours) as client:
+                await client.initialize()
+                result = await client.prompt("hello")
+        return str(result.status)
+
+    assert await one_turn() == "finished"
+    assert [p async for p in anyio.Path(tmp_path).iterdir()] == []  # nothing written anywhere
+    assert await one_turn(store=tmp_path / "chosen") == "finished"
+    assert await anyio.Path(tmp_path / "chosen" / "w1.jsonl").is_file()
+    with pytest.raises(ValueError, match="Runtime"):
+        await serve_wire(Runtime(DemoAgent()), store=tmp_path)
 
 
 async def test_replay_of_an_empty_session(open_raw: OpenRaw) -> None:

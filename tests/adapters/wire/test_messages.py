@@ -75,6 +75,7 @@ def _structs() -> dict[str, type[msgspec.Struct]]:
                 and not name.startswith("_")
             ):
                 found[name] = obj
+    found["ExternalTool"] = methods.ExternalTool  # the agent API's own type, used on the wire
     return found
 
 

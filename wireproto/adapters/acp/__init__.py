@@ -6,7 +6,7 @@
   :class:`AgentConnection` gives more control.
 * Client role: :func:`connect_acp` spawns an agent command or connects to a
   WebSocket URL and yields an initialized :class:`ClientConnection`; prompt
-  turns are :class:`Turn` objects (async streams of typed updates). The default
+  turns are :class:`PromptTurn` objects (async streams of typed updates). The default
   handlers :class:`LocalFileSystem` and :class:`LocalTerminals` serve the
   agent's ``fs/*`` and ``terminal/*`` requests.
 
@@ -35,11 +35,12 @@ from .clientstate import (
 )
 from .connect import connect_acp
 from .terminals import LocalTerminals, Terminals
-from .turn import Turn
+from .turn import PromptTurn
 
 if TYPE_CHECKING:
     from wireproto.agent.api import Agent
     from wireproto.agent.runtime import Runtime
+    from wireproto.agent.store import StoreArg
 
 __all__ = [
     "AgentConnection",
@@ -50,9 +51,9 @@ __all__ = [
     "LocalFileSystem",
     "LocalTerminals",
     "PermissionHandler",
+    "PromptTurn",
     "SessionEvent",
     "Terminals",
-    "Turn",
     "UpdateHandler",
     "connect_acp",
     "option_of_kind",
@@ -67,18 +68,24 @@ async def serve_acp(
     allow_client_stdio_mcp: bool = False,
     require_auth: bool = False,
     stop: anyio.Event | None = None,
+    store: StoreArg = None,
 ) -> None:
     """Serve ``agent`` to one ACP client until its input ends or ``stop`` is set.
 
     Args:
         agent: the agent, or a :class:`~wireproto.agent.runtime.Runtime`
-            (to share sessions between connections or use a custom store).
+            (to share sessions between connections).
         stream: the connection (whole messages); this process's stdin and
             stdout when ``None``.
         allow_client_stdio_mcp: accept stdio MCP servers from the client (the
             agent then trusts the client's choice of executables).
         require_auth: session setup and listing need ``authenticate`` first.
         stop: set it to end serving.
+        store: where session history lives when ``agent`` is not a runtime:
+            a :class:`~wireproto.agent.store.Store`, a directory for JSON
+            Lines files, or ``None`` (default) for memory only: nothing is
+            written to disk unless asked (``wireproto acp`` passes
+            ``$WIREPROTO_HOME/sessions``).
 
     On the way out running turns are cancelled (their prompts answer
     ``cancelled``), pending client requests fail, the sessions are closed
@@ -89,7 +96,12 @@ async def serve_acp(
     """
     from wireproto.agent.runtime import Runtime
 
-    runtime = agent if isinstance(agent, Runtime) else Runtime(agent)
+    if isinstance(agent, Runtime):
+        if store is not None:
+            raise ValueError("pass store= to the Runtime, not with one")
+        runtime = agent
+    else:
+        runtime = Runtime(agent, store)
     connection = AgentConnection(
         runtime, allow_client_stdio_mcp=allow_client_stdio_mcp, require_auth=require_auth
     )

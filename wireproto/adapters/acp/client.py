@@ -22,7 +22,7 @@ where the result type has no required field (IO-54).
 * **Order.** Notifications are handled one at a time in arrival order by the
   peer's inbox, and a response is delivered only after the notifications
   before it were handled (IO-38). ``on_update`` sees every update; a running
-  :class:`~.turn.Turn` also yields the live updates of its session read after its
+  :class:`~.turn.PromptTurn` also yields the live updates of its session read after its
   prompt was sent (those read before, e.g. late ones of the previous turn,
   never reach it: :meth:`~wireproto.rpc.peer.Peer.call_in_order` marks
   the point). The turn's
@@ -79,7 +79,7 @@ from wireproto.adapters.acp.clientstate import (
     decode_notification,
 )
 from wireproto.adapters.acp.terminals import Terminals
-from wireproto.adapters.acp.turn import Turn, decode_result
+from wireproto.adapters.acp.turn import PromptTurn, decode_result
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.jsonrpc.codec import ACP_DIALECT, IncomingResponse
 from wireproto.rpc.peer import Peer
@@ -172,7 +172,7 @@ class ClientConnection:
         self.agent_capabilities = s.AgentCapabilities()
         self._sessions: dict[str, ClientSession] = {}
         self._replays: dict[str, list[s.SessionUpdate]] = {}
-        self._turns: dict[str, Turn] = {}
+        self._turns: dict[str, PromptTurn] = {}
         self.requests = AgentRequests(
             self._sessions, on_permission=on_permission, file_system=file_system,
             terminals=terminals, name=name,
@@ -509,7 +509,7 @@ class ClientConnection:
         if session is not None and session.modes is not None:
             session.modes.current_mode_id = mode_id
 
-    def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> Turn:
+    def prompt(self, session_id: str, prompt: str | Sequence[s.ContentBlock]) -> PromptTurn:
         """Prepare a prompt turn; ``async with`` it to run it.
 
         Args:
@@ -517,7 +517,7 @@ class ClientConnection:
             prompt: content blocks, or a plain string (one text block).
 
         Returns:
-            the :class:`Turn`: iterate it for the updates; ``stop_reason``
+            the :class:`PromptTurn`: iterate it for the updates; ``stop_reason``
             is set when the iteration ends.
 
         Raises:
@@ -533,7 +533,7 @@ class ClientConnection:
         for block in blocks:
             if not allowed.get(type(block), True):
                 raise LocalProtocolError(f"the agent does not accept {type(block).__name__}")
-        return Turn(self, session_id, blocks, self.update_buffer)
+        return PromptTurn(self, session_id, blocks, self.update_buffer)
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn: ``session/cancel``, then every pending
@@ -546,7 +546,7 @@ class ClientConnection:
 
     # -------------------------------------------------------- turn plumbing
 
-    def _start_turn(self, turn: Turn) -> None:
+    def _start_turn(self, turn: PromptTurn) -> None:
         if turn.session_id in self._turns:
             raise LocalProtocolError(f"session {turn.session_id} already runs a turn")
         if turn.session_id not in self._sessions:
@@ -554,7 +554,7 @@ class ClientConnection:
                         self.name, turn.session_id)
         self._turns[turn.session_id] = turn
 
-    def _end_turn(self, turn: Turn) -> None:
+    def _end_turn(self, turn: PromptTurn) -> None:
         if self._turns.get(turn.session_id) is turn:
             del self._turns[turn.session_id]
             self.requests.cancelled.discard(turn.session_id)

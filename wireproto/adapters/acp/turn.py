@@ -1,6 +1,6 @@
 """One ACP prompt turn as seen by the client: an async stream of updates.
 
-A :class:`Turn` is made by :meth:`ClientConnection.prompt
+A :class:`PromptTurn` is made by :meth:`ClientConnection.prompt
 <wireproto.adapters.acp.client.ClientConnection.prompt>` and run with
 ``async with``: entering it sends ``session/prompt`` from a task the turn
 owns and returns once the request is queued (so a ``session/cancel`` sent
@@ -30,7 +30,7 @@ from wireproto.jsonrpc.codec import IncomingResponse
 if TYPE_CHECKING:
     from wireproto.adapters.acp.client import ClientConnection
 
-__all__ = ["KNOWN_STOP_REASONS", "PromptResult", "Turn", "decode_result"]
+__all__ = ["KNOWN_STOP_REASONS", "PromptResult", "PromptTurn", "decode_result"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -64,7 +64,7 @@ def decode_result(method: str, raw: msgspec.Raw, type_: type[R]) -> R:
         raise RemoteProtocolError(f"invalid {method} result: {exc}") from exc
 
 
-class Turn:
+class PromptTurn:
     """A running prompt turn: ``async for update in turn`` until the response.
 
     Example::
@@ -114,9 +114,9 @@ class Turn:
         self._started = False
         self.accepting = False  # set once the updates read before the prompt are handled
 
-    async def __aenter__(self) -> Turn:
+    async def __aenter__(self) -> PromptTurn:
         if self._started:
-            raise LocalProtocolError("a Turn can be run only once")
+            raise LocalProtocolError("a PromptTurn can be run only once")
         self._started = True
         self._client._start_turn(self)
         self._send, self._recv = anyio.create_memory_object_stream[s.SessionUpdate](
@@ -151,7 +151,7 @@ class Turn:
         if exc_type is None and self._error is not None and not self._error_seen:
             raise self._error
 
-    def __aiter__(self) -> Turn:
+    def __aiter__(self) -> PromptTurn:
         return self
 
     async def __anext__(self) -> s.SessionUpdate:

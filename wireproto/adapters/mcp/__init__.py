@@ -21,12 +21,33 @@ from typing import TYPE_CHECKING, Literal
 import anyio
 import anyio.abc
 
+from wireproto._lazy import attach
+
 if TYPE_CHECKING:
     from wireproto.adapters.mcp.client import ToolClient
-    from wireproto.adapters.mcp.messages import Implementation
-    from wireproto.adapters.mcp.server import ToolProvider
+    from wireproto.adapters.mcp.messages import Implementation, Tool
+    from wireproto.adapters.mcp.server import ToolProvider, ToolServer
 
-__all__ = ["connect_mcp", "serve_mcp"]
+__all__ = [
+    "Implementation",
+    "Tool",
+    "ToolClient",
+    "ToolProvider",
+    "ToolServer",
+    "connect_mcp",
+    "serve_mcp",
+]
+
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        "Implementation": ".messages",
+        "Tool": ".messages",
+        "ToolClient": ".client",
+        "ToolProvider": ".server",
+        "ToolServer": ".server",
+    },
+)
 
 
 async def serve_mcp(

@@ -154,7 +154,7 @@ class ToolClient:
         """
         params = m.InitializeParams(
             protocol_version=self.offered_version,
-            capabilities=m.ClientCapabilities(),
+            capabilities=m.McpClientCapabilities(),
             client_info=self.client_info,
         )
         peer = self.peer

@@ -19,7 +19,6 @@ __all__ = [
     "CallToolParams",
     "CallToolResult",
     "CancelledParams",
-    "ClientCapabilities",
     "ContentBlock",
     "EmbeddedResource",
     "EmptyResult",
@@ -29,6 +28,7 @@ __all__ = [
     "InitializeResult",
     "ListToolsParams",
     "ListToolsResult",
+    "McpClientCapabilities",
     "ResourceLink",
     "ServerCapabilities",
     "TextContent",
@@ -55,7 +55,7 @@ class Implementation(_Base, kw_only=True):
     title: str | UnsetType | None = UNSET
 
 
-class ClientCapabilities(_Base, kw_only=True):
+class McpClientCapabilities(_Base, kw_only=True):
     """What the client offers the server (this library's client offers nothing)."""
 
     roots: dict[str, Any] | UnsetType | None = UNSET
@@ -85,7 +85,7 @@ class InitializeParams(_Base, kw_only=True):
     """``initialize`` params: the client's protocol version, capabilities and identity."""
 
     protocol_version: str
-    capabilities: ClientCapabilities = msgspec.field(default_factory=ClientCapabilities)
+    capabilities: McpClientCapabilities = msgspec.field(default_factory=McpClientCapabilities)
     client_info: Implementation
     meta: Meta | UnsetType | None = field(default=UNSET, name="_meta")
 

@@ -131,7 +131,7 @@ class ToolServer:
         self.name = name
         self.protocol_version: str | None = None
         self.client_info: m.Implementation | None = None
-        self.client_capabilities = m.ClientCapabilities()
+        self.client_capabilities = m.McpClientCapabilities()
         self.ready = False
         self._peer: Peer | None = None
         self.router = self._routes()

@@ -7,7 +7,11 @@
   ``wireproto wire``) or connects to a WebSocket URL and yields a ready
   :class:`~.client.WireClient` (``initialize`` sent, v1 fallback applied).
 
-The transports are imported lazily, only by these two functions.
+The transports are imported lazily, only by these two functions. The
+protocol's messages are in :mod:`~wireproto.adapters.wire.messages` (events
+and requests), :mod:`~wireproto.adapters.wire.methods` (client -> server
+methods) and :mod:`~wireproto.adapters.wire.display` (display blocks); the
+protocol itself is described in ``docs/protocol-wire.md``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import anyio.abc
 
 from wireproto.agent.api import Agent
 from wireproto.agent.runtime import Runtime
+from wireproto.agent.store import StoreArg
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 from .client import (
@@ -34,7 +39,20 @@ from .client import (
 from .methods import ClientInfo, ExternalTool, HookSubscription
 from .server import WireServer
 
-__all__ = ["WireClient", "WireServer", "connect_wire", "serve_wire"]
+__all__ = [
+    "ApprovalHandler",
+    "ClientInfo",
+    "EventHandler",
+    "ExternalTool",
+    "HookHandler",
+    "HookSubscription",
+    "QuestionHandler",
+    "ToolHandler",
+    "WireClient",
+    "WireServer",
+    "connect_wire",
+    "serve_wire",
+]
 
 
 async def serve_wire(
@@ -47,6 +65,7 @@ async def serve_wire(
     model: str | None = None,
     thinking: bool | None = None,
     stop: anyio.Event | None = None,
+    store: StoreArg = None,
 ) -> None:
     """Serve ``agent`` to one Wire client until the input ends or ``stop`` is set.
 
@@ -60,12 +79,23 @@ async def serve_wire(
         thinking: value of the agent's ``thought_level`` option, if it declares one.
         stop: set it to end serving (e.g. on SIGTERM): the running turn is
             cancelled, pending requests resolved visibly, output flushed.
+        store: where session history lives when ``agent`` is not a runtime:
+            a :class:`~wireproto.agent.store.Store`, a directory for JSON
+            Lines files, or ``None`` (default) for memory only: nothing is
+            written to disk unless asked (``wireproto wire`` passes
+            ``$WIREPROTO_HOME/sessions``).
 
     Raises:
         AgentError: the session could not be opened or an option not set.
         OSError: stdio is not usable.
+        ValueError: ``store`` given with a runtime (give it to the runtime).
     """
-    runtime = agent if isinstance(agent, Runtime) else Runtime(agent)
+    if isinstance(agent, Runtime):
+        if store is not None:
+            raise ValueError("pass store= to the Runtime, not with one")
+        runtime = agent
+    else:
+        runtime = Runtime(agent, store)
     server = WireServer(
         runtime, session_id=session_id, work_dir=work_dir, yolo=yolo, model=model,
         thinking=thinking,

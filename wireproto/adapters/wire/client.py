@@ -40,7 +40,7 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto import __version__
-from wireproto.errors import RpcError
+from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.codec import WIRE_DIALECT
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
@@ -57,7 +57,6 @@ from .methods import (
     REQUEST_METHOD,
     SET_PLAN_MODE,
     STEER,
-    ClientCapabilities,
     ClientInfo,
     ExternalTool,
     ExternalToolsResult,
@@ -65,7 +64,6 @@ from .methods import (
     HookSubscription,
     InitializeParams,
     InitializeResult,
-    MethodSpec,
     PromptParams,
     PromptResult,
     ReplayResult,
@@ -76,6 +74,8 @@ from .methods import (
     SlashCommand,
     SteerParams,
     SteerResult,
+    WireClientCapabilities,
+    WireMethod,
 )
 from .versions import CURRENT_VERSION
 
@@ -217,10 +217,10 @@ class WireClient:
         """The running peer.
 
         Raises:
-            RuntimeError: the client is not running (use ``async with``).
+            LocalProtocolError: the client is not running (use ``async with``).
         """
         if self._peer is None:
-            raise RuntimeError("the Wire client is not running: use 'async with client'")
+            raise LocalProtocolError("the Wire client is not running: use 'async with client'")
         return self._peer
 
     async def wait_closed(self) -> None:
@@ -230,7 +230,7 @@ class WireClient:
     # ---------------------------------------------------------------- calls
 
     async def _call(
-        self, spec: MethodSpec[Any, R], params: Any = msgspec.UNSET, limit: float | None = None
+        self, spec: WireMethod[Any, R], params: Any = msgspec.UNSET, limit: float | None = None
     ) -> R:
         result: R = await self.peer.request(
             spec.name, params, result_type=spec.result, timeout=limit,
@@ -257,7 +257,7 @@ class WireClient:
             client=self.client_info,
             external_tools=[spec for spec, _ in self.external_tools.values()] or None,
             hooks=self.hooks or None,
-            capabilities=ClientCapabilities(
+            capabilities=WireClientCapabilities(
                 supports_question=self.on_question is not None,
                 supports_plan_mode=self.supports_plan_mode,
             ),
@@ -327,10 +327,12 @@ class WireClient:
         needs no clean-up, and several loops may take turns.
 
         Raises:
-            RuntimeError: events are not queued (``event_buffer=0``).
+            LocalProtocolError: events are not queued (``event_buffer=0``).
         """
         if self._events_out is None:
-            raise RuntimeError("events are not queued (event_buffer=0)")
+            raise LocalProtocolError(
+                "events are not queued: pass event_buffer > 0 or use on_event="
+            )
         return _EventIterator(self._events_out)
 
     def take_events(self) -> list[WireEvent]:

@@ -5,11 +5,11 @@ Spec: ``wire.md`` §4 (error codes), §5 (methods), §9 (hooks), §10 (KLIP-12).
 Theory of operation
 -------------------
 :data:`METHODS` is the whole inbound method table of a Wire server: method
-name -> :class:`MethodSpec` (params Struct, result Struct, protocol version
+name -> :class:`WireMethod` (params Struct, result Struct, protocol version
 that introduced it). A server routes on it and decodes params with
-:meth:`MethodSpec.decode_params`, which raises the ``-32602`` error to answer
+:meth:`WireMethod.decode_params`, which raises the ``-32602`` error to answer
 (``data = {"path": "$.user_input[0].type", "reason": ...}``); a client decodes
-answers with :meth:`MethodSpec.decode_result`. ``cancel`` and ``replay``
+answers with :meth:`WireMethod.decode_result`. ``cancel`` and ``replay``
 ignore their params (any value, absent or ``null``), so their spec has
 ``params=None``.
 
@@ -29,6 +29,7 @@ from typing import Annotated, Any, Final, Generic, Literal, TypeVar, cast
 
 import msgspec
 
+from wireproto.agent.api import ExternalTool
 from wireproto.errors import RemoteProtocolError
 
 from .envelope import decode_value, invalid_params
@@ -47,7 +48,6 @@ __all__ = [
     "SET_PLAN_MODE",
     "STEER",
     "CancelResult",
-    "ClientCapabilities",
     "ClientInfo",
     "ExternalTool",
     "ExternalToolsResult",
@@ -55,7 +55,6 @@ __all__ = [
     "HooksInfo",
     "InitializeParams",
     "InitializeResult",
-    "MethodSpec",
     "PromptParams",
     "PromptResult",
     "RejectedTool",
@@ -67,8 +66,10 @@ __all__ = [
     "SlashCommand",
     "SteerParams",
     "SteerResult",
+    "WireClientCapabilities",
     "WireErrorCode",
     "WireErrorMessage",
+    "WireMethod",
     "WireText",
 ]
 
@@ -154,15 +155,7 @@ class ClientInfo(msgspec.Struct, kw_only=True):
     version: str | None = None
 
 
-class ExternalTool(msgspec.Struct, kw_only=True):
-    """A tool implemented by the client; ``parameters`` must be a JSON object (a JSON Schema)."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-
-
-class ClientCapabilities(msgspec.Struct, kw_only=True):
+class WireClientCapabilities(msgspec.Struct, kw_only=True):
     """``initialize.capabilities`` declared by the client."""
 
     supports_question: bool = False
@@ -189,7 +182,7 @@ class InitializeParams(msgspec.Struct, kw_only=True):
     client: ClientInfo | None = None
     external_tools: list[ExternalTool] | None = None
     hooks: list[HookSubscription] | None = None
-    capabilities: ClientCapabilities | None = None
+    capabilities: WireClientCapabilities | None = None
 
 
 class ServerInfo(msgspec.Struct, kw_only=True):
@@ -312,7 +305,7 @@ R = TypeVar("R")
 
 
 @dataclass(frozen=True)
-class MethodSpec(Generic[P, R]):
+class WireMethod(Generic[P, R]):
     """One client -> server method.
 
     Attributes:
@@ -364,14 +357,14 @@ class MethodSpec(Generic[P, R]):
         return value
 
 
-INITIALIZE: Final = MethodSpec("initialize", InitializeParams, InitializeResult, "1.1")
-PROMPT: Final = MethodSpec("prompt", PromptParams, PromptResult, "1")
-CANCEL: Final = MethodSpec[None, CancelResult]("cancel", None, CancelResult, "1")
-STEER: Final = MethodSpec("steer", SteerParams, SteerResult, "1.4")
-REPLAY: Final = MethodSpec[None, ReplayResult]("replay", None, ReplayResult, "1.3")
-SET_PLAN_MODE: Final = MethodSpec("set_plan_mode", SetPlanModeParams, SetPlanModeResult, "1.4")
+INITIALIZE: Final = WireMethod("initialize", InitializeParams, InitializeResult, "1.1")
+PROMPT: Final = WireMethod("prompt", PromptParams, PromptResult, "1")
+CANCEL: Final = WireMethod[None, CancelResult]("cancel", None, CancelResult, "1")
+STEER: Final = WireMethod("steer", SteerParams, SteerResult, "1.4")
+REPLAY: Final = WireMethod[None, ReplayResult]("replay", None, ReplayResult, "1.3")
+SET_PLAN_MODE: Final = WireMethod("set_plan_mode", SetPlanModeParams, SetPlanModeResult, "1.4")
 
-METHODS: Final[dict[str, MethodSpec[Any, Any]]] = {
+METHODS: Final[dict[str, WireMethod[Any, Any]]] = {
     spec.name: spec for spec in (INITIALIZE, PROMPT, CANCEL, STEER, REPLAY, SET_PLAN_MODE)
 }
 """Every client -> server method by name (the reference's inbound set)."""

@@ -53,6 +53,7 @@ from wireproto.errors import (
     ConnectionClosed,
     InvalidArgument,
     InvalidVersion,
+    LocalProtocolError,
     NotFound,
     RpcError,
 )
@@ -65,7 +66,6 @@ from . import messages as m
 from .channel import WireChannel
 from .methods import (
     CancelResult,
-    ClientCapabilities,
     ExternalToolsResult,
     HooksInfo,
     InitializeParams,
@@ -81,6 +81,7 @@ from .methods import (
     SlashCommand,
     SteerParams,
     SteerResult,
+    WireClientCapabilities,
     WireErrorCode,
     WireErrorMessage,
     WireText,
@@ -186,10 +187,10 @@ class WireServer:
         """The connection's session.
 
         Raises:
-            RuntimeError: :meth:`serve` has not opened it yet.
+            LocalProtocolError: :meth:`serve` has not opened it yet.
         """
         if self._session is None:
-            raise RuntimeError("the Wire server has no session yet")
+            raise LocalProtocolError("the Wire server has no session yet: call serve() first")
         return self._session
 
     @property
@@ -332,7 +333,7 @@ class WireServer:
             ) from exc
         tools = self._register_tools(params)
         self._register_hooks(params)
-        caps = params.capabilities or ClientCapabilities()
+        caps = params.capabilities or WireClientCapabilities()
         channel_caps = self.channel.capabilities
         channel_caps.questions = caps.supports_question
         channel_caps.plan_mode = caps.supports_plan_mode
