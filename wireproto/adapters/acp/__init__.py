@@ -24,6 +24,7 @@ import anyio.abc
 
 from .agent import AgentConnection
 from .client import ClientConnection
+from .clientelicit import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
 from .clientfs import FileSystem, LocalFileSystem
 from .clientstate import (
     ClientSession,
@@ -46,7 +47,9 @@ __all__ = [
     "AgentConnection",
     "ClientConnection",
     "ClientSession",
+    "ElicitationHandler",
     "FileSystem",
+    "FormOrUrl",
     "LoadResult",
     "LocalFileSystem",
     "LocalTerminals",
@@ -55,8 +58,10 @@ __all__ = [
     "SessionEvent",
     "Terminals",
     "UpdateHandler",
+    "answer_problem",
     "connect_acp",
     "option_of_kind",
+    "schema_problem",
     "serve_acp",
 ]
 
