@@ -2,7 +2,7 @@
 
 This is what ``wireproto acp`` and ``wireproto wire`` serve when no agent is
 given. Its exact behaviour (texts, defaults, statuses, tool names) is the
-contract in ``spec/demo-agent.md``; it is written once against the
+contract in ``docs/demo-agent.md``; it is written once against the
 protocol-neutral API and served by both adapters.
 
 Theory of operation: a prompt whose text (:attr:`Turn.text`) does not start
@@ -265,7 +265,7 @@ _HANDLERS: dict[str, Handler] = {command.name: handler for command, handler in C
 
 
 class DemoAgent(Agent):
-    """The deterministic demo agent of ``spec/demo-agent.md``.
+    """The deterministic demo agent of ``docs/demo-agent.md``.
 
     Args:
         require_auth: sessions can only be used after ``login`` succeeded
