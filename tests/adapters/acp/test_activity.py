@@ -180,3 +180,24 @@ async def test_no_logout_without_support(acp: OpenAcp) -> None:
         assert "logout" not in result["agentCapabilities"].get("auth", {})
         error = await client.error("logout", {})
     assert error["code"] == -32601
+
+
+async def test_a_load_replays_the_same_updates(acp: OpenAcp, workdir: Path) -> None:
+    async with acp(Busy()) as client:
+        sid = await _session(client, workdir, {"session": {"compaction": {}}})
+        start = len(client.log)
+        await client.prompt(sid, "go")
+        live = [m["params"]["update"] for m in client.log[start:]
+                if m.get("method") == "session/update"]
+        start = len(client.log)
+        await client.result("session/load", {"sessionId": sid, "cwd": str(workdir),
+                                             "mcpServers": []})
+        replayed = [m["params"]["update"] for m in client.log[start:]
+                    if m.get("method") == "session/update"]
+
+    def streamed(updates: list[Any]) -> list[Any]:
+        return [(u["sessionUpdate"], u.get("rawInput"), u.get("compactionId") is not None)
+                for u in updates if u["sessionUpdate"] in ("tool_call_update",
+                                                          "compaction_update")]
+
+    assert streamed(replayed) == streamed(live)  # accumulation restarts with each tool call

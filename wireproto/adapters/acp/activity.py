@@ -62,6 +62,11 @@ class Accumulated:
     arguments: dict[str, str] = dataclasses.field(default_factory=dict)
     subagent_text: dict[str, str] = dataclasses.field(default_factory=dict)
 
+    def forget(self, call_id: str) -> None:
+        """Drop what was streamed for ``call_id`` (its tool call starts anew)."""
+        self.arguments.pop(call_id, None)
+        self.subagent_text.pop(call_id, None)
+
 
 def _now() -> str:
     from wireproto.adapters.acp.translate import iso_time

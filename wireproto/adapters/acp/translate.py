@@ -241,7 +241,9 @@ def _location(loc: Location) -> S.ToolCallLocation:
     return S.ToolCallLocation(path=loc.path, line=_none_unset(loc.line))
 
 
-def _tool_call(e: ToolCallStarted) -> S.ToolCall:
+def _tool_call(e: ToolCallStarted, ctx: Context | None = None) -> S.ToolCall:
+    if ctx is not None:  # a new call: nothing streamed for its id yet (live or replayed)
+        ctx.accumulated.forget(e.id)
     return S.ToolCall(
         tool_call_id=e.id, title=e.title, name=e.name, kind=e.kind.value, status=e.status.value,
         locations=[_location(loc) for loc in e.locations] if e.locations else UNSET,
@@ -305,7 +307,7 @@ _EVENT_RULES: dict[type, _Rule] = {
     ThoughtChunk: lambda e, ctx, replay: [
         S.AgentThoughtChunk(content=S.TextContent(text=e.text), message_id=e.message_id)
     ],
-    ToolCallStarted: lambda e, ctx, replay: [_tool_call(e)],
+    ToolCallStarted: lambda e, ctx, replay: [_tool_call(e, ctx)],
     ToolCallUpdated: lambda e, ctx, replay: [_tool_update(e)],
     PlanUpdated: lambda e, ctx, replay: [S.Plan(entries=[_plan_entry(x) for x in e.entries])],
     UsageUpdated: lambda e, ctx, replay: _usage(e),
