@@ -16,6 +16,7 @@ import pytest
 from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.envelope import decode_event, encode_event
 from wireproto.adapters.wire.translate import Translator
+from wireproto.agent.api import Agent, Question
 from wireproto.agent.events import (
     AgentMessageChunk,
     CommandsChanged,
@@ -25,6 +26,7 @@ from wireproto.agent.events import (
     SideQuestionStarted,
     SlashCommandInfo,
     StepRetried,
+    StopReason,
     SubagentEvent,
     TitleChanged,
     ToolArgumentsChunk,
@@ -32,6 +34,7 @@ from wireproto.agent.events import (
     ToolCallUpdated,
     ToolStatus,
 )
+from wireproto.agent.turn import Turn
 
 pytestmark = pytest.mark.anyio
 
@@ -218,3 +221,36 @@ def test_tool_media_and_resources_are_output_parts() -> None:
     [plain] = tr.translate(ToolCallUpdated(id="t", status=ToolStatus.COMPLETED,
                                            content=[Text("a"), Text("b")]))
     assert plain.return_value.output == "a\nb"  # text only: a plain string, as before
+
+
+class Asker(Agent):
+    """Asks two questions in one request and reports the outcome."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        answers = await turn.ask_questions([
+            Question("Which languages?", ("Python", "Rust", "Go"), header="Langs",
+                     multi_select=True, body="All that apply."),
+            Question("Which license?", ("MIT", "BSD"), other_label="Other"),
+        ])
+        await turn.say(f"{answers.status.value} {list(answers.labels)}")
+        return StopReason.END_TURN
+
+
+@pytest.mark.parametrize("kind", ["memory", "websocket"])
+async def test_several_questions_in_one_request(open_wire: OpenWire, kind: str) -> None:
+    answerer = Answerer({"Which languages?": "Python, Go", "Which license?": "GPL"})
+    async with open_wire(kind, agent=Asker(), on_question=answerer) as served:
+        await served.client.prompt("go")
+        events = served.client.take_events()
+    assert text_of(events) == "answered [('Python', 'Go'), ('GPL',)]"
+    [request] = answerer.requests
+    payload = msgspec.to_builtins(request)
+    assert payload["questions"] == [
+        {"question": "Which languages?", "header": "Langs",
+         "options": [{"label": x, "description": ""} for x in ("Python", "Rust", "Go")],
+         "multi_select": True, "body": "All that apply.", "other_label": "",
+         "other_description": ""},
+        {"question": "Which license?", "header": "",
+         "options": [{"label": x, "description": ""} for x in ("MIT", "BSD")],
+         "multi_select": False, "body": "", "other_label": "Other", "other_description": ""},
+    ]
