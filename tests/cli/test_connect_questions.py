@@ -37,3 +37,14 @@ def test_script_mode_declines_questions(kit: Any, tmp_path: Path, protocol: str)
     out = proc.out.decode()
     assert "(no keyboard with --script)" in out
     assert "No answer" in out
+
+
+def test_wire_progress_is_rendered(kit: Any, tmp_path: Path) -> None:
+    (tmp_path / "script.txt").write_text("/retry\n/subagent from below\n")
+    proc = kit.spawn("connect", "wire", "--script", "script.txt", "--",
+                     *kit.wireproto, "wire", cwd=tmp_path, stdin=subprocess.DEVNULL, lines=False)
+    assert proc.wait() == 0, proc.err
+    out = proc.out.decode()
+    assert "[retry] step 1 failed (TimeoutError); attempt 2 of 3\nRecovered" in out
+    assert "  (subagent) from below\n" in out
+    assert "Subagent done" in out
