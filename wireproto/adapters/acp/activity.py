@@ -33,6 +33,7 @@ import msgspec
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
+from wireproto.agent.api import SlashCommand
 from wireproto.agent.events import (
     AgentMessageChunk,
     CommandsChanged,
@@ -123,19 +124,11 @@ def _arguments(e: ToolArgumentsChunk, ctx: Any, replay: bool) -> list[S.SessionU
 
 
 def _commands(e: CommandsChanged, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
-    return [
-        S.AvailableCommandsUpdate(
-            available_commands=[
-                S.AvailableCommand(
-                    name=c.name, description=c.description,
-                    input=UNSET if c.input_hint is None else S.UnstructuredCommandInput(
-                        hint=c.input_hint
-                    ),
-                )
-                for c in e.commands
-            ]
-        )
-    ]
+    from wireproto.adapters.acp.translate import available_commands
+
+    return [available_commands(
+        [SlashCommand(c.name, c.description, input_hint=c.input_hint) for c in e.commands]
+    )]
 
 
 def _subagent(e: SubagentEvent, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
