@@ -42,10 +42,12 @@ PUBLIC_MODULES = (
     "wireproto.adapters.wire.methods",
     "wireproto.adapters.wire.display",
     "wireproto.adapters.mcp.messages",
+    # The store conformance suite, for third-party stores:
+    "wireproto.agent.store.conformance",
 )
 """Public modules besides the roots."""
 
-VOCABULARIES = PUBLIC_MODULES[2:]
+VOCABULARIES = PUBLIC_MODULES[2:-1]
 
 
 def exported(module: str) -> dict[str, object]:

@@ -84,7 +84,15 @@ if TYPE_CHECKING:
     )
     from .questions import Answers, AskStatus
     from .runtime import Runtime
-    from .store import SessionStore, StoredSession, wireproto_home
+    from .store import (
+        JsonlStore,
+        MemoryStore,
+        SessionStore,
+        Store,
+        StoredSession,
+        open_store,
+        wireproto_home,
+    )
     from .turn import ToolCall, Turn
 
 __all__ = [
@@ -113,8 +121,10 @@ __all__ = [
     "ExternalTool",
     "HistoryCleared",
     "Image",
+    "JsonlStore",
     "Location",
     "McpServer",
+    "MemoryStore",
     "Notice",
     "Option",
     "OptionChanged",
@@ -138,6 +148,7 @@ __all__ = [
     "StepRetried",
     "StepStarted",
     "StopReason",
+    "Store",
     "StoredSession",
     "Subagent",
     "SubagentEvent",
@@ -157,6 +168,7 @@ __all__ = [
     "TurnEnded",
     "UsageUpdated",
     "UserMessage",
+    "open_store",
     "render_prompt",
     "wireproto_home",
 ]
@@ -229,7 +241,11 @@ __getattr__, __dir__ = attach(
         "AskStatus": ".questions",
         "Subagent": ".activity",
         "Runtime": ".runtime",
+        "JsonlStore": ".store",
+        "MemoryStore": ".store",
         "SessionStore": ".store",
+        "Store": ".store",
+        "open_store": ".store",
         "StoredSession": ".store",
         "wireproto_home": ".store",
         "ToolCall": ".turn",
