@@ -15,6 +15,7 @@ import pytest
 from wireproto.adapters.acp.activity import PARENT_META
 from wireproto.agent.api import Agent, AuthMethod, SlashCommand
 from wireproto.agent.events import StopReason, ToolStatus
+from wireproto.agent.runtime import Runtime
 from wireproto.agent.turn import Turn
 
 from .conftest import OpenAcp
@@ -183,21 +184,25 @@ async def test_no_logout_without_support(acp: OpenAcp) -> None:
 
 
 async def test_a_load_replays_the_same_updates(acp: OpenAcp, workdir: Path) -> None:
-    async with acp(Busy()) as client:
-        sid = await _session(client, workdir, {"session": {"compaction": {}}})
+    runtime = Runtime(Busy())
+    caps = {"session": {"compaction": {}, "notices": {}}}
+    async with acp(runtime) as client:
+        sid = await _session(client, workdir, caps)
         start = len(client.log)
         await client.prompt(sid, "go")
         live = [m["params"]["update"] for m in client.log[start:]
                 if m.get("method") == "session/update"]
-        start = len(client.log)
-        await client.result("session/load", {"sessionId": sid, "cwd": str(workdir),
-                                             "mcpServers": []})
-        replayed = [m["params"]["update"] for m in client.log[start:]
+    async with acp(runtime) as client:  # a new connection: the checker knows no session
+        await client.initialize(caps)
+        response = await client.call("session/load", {"sessionId": sid, "cwd": str(workdir),
+                                                      "mcpServers": []})
+        replayed = [m["params"]["update"] for m in client.log[:client.index(response)]
                     if m.get("method") == "session/update"]
 
     def streamed(updates: list[Any]) -> list[Any]:
-        return [(u["sessionUpdate"], u.get("rawInput"), u.get("compactionId") is not None)
-                for u in updates if u["sessionUpdate"] in ("tool_call_update",
-                                                          "compaction_update")]
+        return [(u["toolCallId"], u.get("rawInput"), u.get("content"))
+                for u in updates if u["sessionUpdate"] == "tool_call_update"]
 
     assert streamed(replayed) == streamed(live)  # accumulation restarts with each tool call
+    assert {u["sessionUpdate"] for u in replayed} <= {"user_message_chunk", "tool_call",
+                                                       "tool_call_update"}

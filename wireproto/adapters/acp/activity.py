@@ -18,6 +18,10 @@ The rules extend the event table of :mod:`.translate` (same signature:
   are ordinary ``tool_call`` / ``tool_call_update``\\ s carrying the parent's
   id in ``_meta`` (:data:`PARENT_META`), ACP having no nesting.
 * Side questions have no ACP form.
+* A replay (``session/load``) carries only turn variants, since nothing
+  session-scoped may precede the load's response: titles, compactions and
+  command changes are live only (the session list shows the title; the
+  agent's declared commands follow the response).
 
 The accumulated text lives in the connection's :class:`.translate.Context`.
 """
@@ -84,6 +88,8 @@ def _notice(ctx: Any, replay: bool, severity: str, title: str,
 
 
 def _title(e: TitleChanged, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
+    if replay:
+        return []
     return [S.SessionInfoUpdate(title=e.title, updated_at=_now())]
 
 
@@ -95,12 +101,16 @@ def _retry(e: StepRetried, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
 
 
 def _compaction_started(e: CompactionStarted, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
+    if replay:
+        return []
     if ctx.client.compaction:
         return [S.CompactionUpdate(compaction_id=e.id, status="in_progress")]
     return _notice(ctx, replay, "info", "Compacting the context")
 
 
 def _compaction_ended(e: CompactionEnded, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
+    if replay:
+        return []
     if ctx.client.compaction:
         if e.error is not None:
             return [S.CompactionUpdate(compaction_id=e.id, status="failed", error=e.error)]
@@ -124,6 +134,8 @@ def _arguments(e: ToolArgumentsChunk, ctx: Any, replay: bool) -> list[S.SessionU
 
 
 def _commands(e: CommandsChanged, ctx: Any, replay: bool) -> list[S.SessionUpdate]:
+    if replay:
+        return []
     from wireproto.adapters.acp.translate import available_commands
 
     return [available_commands(
