@@ -254,3 +254,32 @@ async def test_several_questions_in_one_request(open_wire: OpenWire, kind: str) 
          "options": [{"label": x, "description": ""} for x in ("MIT", "BSD")],
          "multi_select": False, "body": "", "other_label": "Other", "other_description": ""},
     ]
+
+
+class Busy(Agent):
+    """Compacts, asks a side question, streams arguments, runs a sub-agent."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        async with turn.compaction():
+            pass
+        await turn.side_question("Why?", "Because.")
+        call = await turn.start_tool("search", "Search")
+        await turn.stream_arguments(call, '{"query": ')
+        await turn.stream_arguments(call, '"parser"}')
+        await turn.subagent(call).say("found it")
+        await call.complete()
+        return StopReason.END_TURN
+
+
+@pytest.mark.parametrize("kind", ["memory", "websocket"])
+async def test_progress_events_through_our_client(open_wire: OpenWire, kind: str) -> None:
+    async with open_wire(kind, agent=Busy()) as served:
+        await served.client.prompt("go")
+        events = served.client.take_events()
+    names = [type(e).__name__ for e in events]
+    for name in ("CompactionBegin", "CompactionEnd", "BtwBegin", "BtwEnd", "ToolCallPart",
+                 "SubagentEvent"):
+        assert name in names, name
+    parts = [e.arguments_part for e in of_type(events, m.ToolCallPart)]
+    assert "".join(parts) == '{"query": "parser"}'
+    assert names.index("ToolCallPart") > names.index("ToolCall")
