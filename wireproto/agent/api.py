@@ -335,6 +335,12 @@ class Channel(Protocol):
     Adapters implement this; the runtime and turns call it. Every method may
     raise :class:`~wireproto.errors.ConnectionClosed`. Cancelling the calling
     task cancels the pending client request (no leak).
+
+    Optional methods, used when present (see :mod:`wireproto.agent.questions`):
+    ``ask_questions(session, tool_call_id, questions) -> Answers`` (else each
+    question goes through :meth:`ask`), ``ask_url(session, tool_call_id,
+    elicitation_id, message, url) -> AskStatus`` and ``complete_url(session,
+    elicitation_id)`` (else URL interactions are unsupported).
     """
 
     @property

@@ -28,7 +28,7 @@ from __future__ import annotations
 import enum
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -150,20 +150,19 @@ class Asking:
             :attr:`AskStatus.ANSWERED` when the user agreed to open it;
             ``UNSUPPORTED`` (no request sent) when the client cannot.
         """
-        if not self.client.url_questions:
+        ask_url = getattr(self._channel(), "ask_url", None) if self.client.url_questions else None
+        if ask_url is None:
             return AskStatus.UNSUPPORTED
-        channel: Any = self._channel()
-        status: AskStatus = await channel.ask_url(
+        status: AskStatus = await ask_url(
             self.session, tool_call_id, elicitation_id or str(uuid.uuid4()), message, url
         )
         return status
 
     async def complete_url(self, elicitation_id: str) -> None:
         """Tell the client the URL interaction ``elicitation_id`` is finished."""
-        if not self.client.url_questions:
-            return
-        channel: Any = self._channel()
-        await channel.complete_url(self.session, elicitation_id)
+        complete = getattr(self._channel(), "complete_url", None)
+        if self.client.url_questions and complete is not None:
+            await complete(self.session, elicitation_id)
 
 
 def _call_id() -> str:
