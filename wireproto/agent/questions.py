@@ -76,12 +76,15 @@ class Answers(msgspec.Struct, frozen=True):
 
 
 def check_questions(questions: Sequence[Question]) -> None:
-    """Raise ``ValueError`` unless there are 1-4 questions with distinct texts."""
+    """Raise ``ValueError`` unless there are 1-4 distinct questions of 2-4 distinct options."""
     if not 1 <= len(questions) <= MAX_QUESTIONS:
         raise ValueError(f"ask 1 to {MAX_QUESTIONS} questions at once, not {len(questions)}")
     texts = [q.question for q in questions]
     if len(set(texts)) != len(texts):
         raise ValueError("the questions of one request must differ")
+    for q in questions:
+        if not 2 <= len(set(q.options)) == len(q.options) <= 4:
+            raise ValueError(f"{q.question!r} needs 2 to 4 distinct options")
 
 
 class Asking:
@@ -116,7 +119,8 @@ class Asking:
             request) when the client cannot answer questions.
 
         Raises:
-            ValueError: not 1-4 questions, or two with the same text.
+            ValueError: not 1-4 questions, two with the same text, or a
+                question without 2-4 distinct options.
         """
         check_questions(questions)
         if not self.client.questions:

@@ -211,3 +211,6 @@ async def test_many_questions_rejected_locally() -> None:
         check_questions([Question(f"q{i}?", ("a", "b")) for i in range(5)])
     with pytest.raises(ValueError, match="differ"):
         check_questions([Question("same?", ("a", "b"))] * 2)
+    for options in [("a",), ("a", "a"), ("a", "b", "c", "d", "e")]:
+        with pytest.raises(ValueError, match="2 to 4 distinct options"):
+            check_questions([Question("Which?", options)])
