@@ -48,3 +48,11 @@ def test_wire_progress_is_rendered(kit: Any, tmp_path: Path) -> None:
     assert "[retry] step 1 failed (TimeoutError); attempt 2 of 3\nRecovered" in out
     assert "  (subagent) from below\n" in out
     assert "Subagent done" in out
+
+
+def test_acp_retry_notice_is_rendered(kit: Any, tmp_path: Path) -> None:
+    (tmp_path / "script.txt").write_text("/retry\n")
+    proc = kit.spawn("connect", "acp", "--script", "script.txt", "--",
+                     *kit.wireproto, "acp", cwd=tmp_path, stdin=subprocess.DEVNULL, lines=False)
+    assert proc.wait() == 0, proc.err
+    assert "[warning] Retrying step 1 (attempt 2 of 3)" in proc.out.decode()

@@ -106,6 +106,7 @@ async def open_acp(
         stream, on_permission=on_permission, on_update=on_update,
         file_system=LocalFileSystem() if fs else None, name="connect",
         on_elicitation=on_elicitation, on_elicitation_complete=on_complete,
+        notices=True, compaction=True,  # both are rendered
     )
     async with client:
         try:
