@@ -1,25 +1,129 @@
-"""Shared fixtures: every async test runs on asyncio and trio, under a deadline."""
+"""Shared fixtures and the test tiers.
+
+Backends: every async test runs on asyncio and on trio, and (marker
+``asyncio_modes``, not in the default run) also on asyncio in debug mode and,
+on Python 3.12+, with the eager task factory, as anyio's own suite does. Tests
+that need the backend's name take ``anyio_backend_name``.
+
+Tiers (markers, registered in ``pyproject.toml``): ``slow``, ``interop`` and
+``browser`` are given by path below, so a new test file placed by those rules
+gets its marker without saying so. The default run (``pytest``) is the fast
+core; ``pytest -m ''`` runs every tier (what ``.ci/run`` does). ``fastpath``
+marks tests of the fast paths themselves, skipped when
+``WIREPROTO_NO_FAST_PATHS`` turns them off.
+
+Time limits are multiples of :data:`timeouts.UNIT`, scaled by
+``WIREPROTO_TESTS_TIMEOUT_FACTOR`` (pytest-timeout's limits too).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
+from timeouts import FACTOR
+
+from wireproto._switches import FAST_PATHS
+
+TESTS = Path(__file__).resolve().parent
 
 
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def _eager_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+    loop.set_task_factory(asyncio.eager_task_factory)  # type: ignore[attr-defined]
+    return loop
+
+
+_BACKENDS = [
+    pytest.param("asyncio", id="asyncio"),
+    pytest.param("trio", id="trio"),
+    pytest.param(("asyncio", {"debug": True}), id="asyncio-debug", marks=pytest.mark.asyncio_modes),
+]
+if sys.version_info >= (3, 12):
+    _BACKENDS.append(
+        pytest.param(
+            ("asyncio", {"debug": True, "loop_factory": _eager_loop}),
+            id="asyncio-eager",
+            marks=pytest.mark.asyncio_modes,
+        )
+    )
+
+
+@pytest.fixture(params=_BACKENDS)
+def anyio_backend(request: pytest.FixtureRequest) -> Any:
+    return request.param
+
+
+# --------------------------------------------------------------------------- tiers
+
+# marker -> test paths (relative to tests/, glob patterns) that get it
+TIERS: dict[str, tuple[str, ...]] = {
+    "interop": (
+        "interop/*",  # the official TypeScript SDK, on Node
+        "adapters/acp/test_client_sdk.py",  # the official ACP Python SDK
+        "adapters/mcp/test_interop.py",  # the official MCP package
+        "**/test_*interop*.py",
+    ),
+    "browser": ("**/test_*browser*.py", "browser/*"),
+    "slow": (
+        "test_layers.py",  # every module imported in its own interpreter
+        "test_benchmarks_smoke.py",
+        "host/*",  # harness and bridge processes per test
+        "**/test_*fuzz*.py",  # generated input
+        "**/test_*load*.py",
+        "**/test_*soak*.py",
+    ),
+}
+FASTPATH_TESTS = ("jsonrpc/test_codec_onepass.py", "adapters/acp/test_codec_onepass.py")
+
+
+def _matches(path: Path, patterns: tuple[str, ...]) -> bool:
+    rel = path.relative_to(TESTS)
+    return any(rel.match(p) or (p.endswith("/*") and rel.parts[0] == p[:-2]) for p in patterns)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(str(item.path))
+        if TESTS not in path.parents:
+            continue
+        for marker, patterns in TIERS.items():
+            if _matches(path, patterns):
+                item.add_marker(marker)
+        if _matches(path, FASTPATH_TESTS):
+            item.add_marker("fastpath")
+        if not FAST_PATHS and item.get_closest_marker("fastpath"):
+            item.add_marker(
+                pytest.mark.skip(reason="tests a fast path, turned off by WIREPROTO_NO_FAST_PATHS")
+            )
+        limit = item.get_closest_marker("timeout")
+        if FACTOR != 1 and limit is not None and limit.args:
+            item.add_marker(pytest.mark.timeout(float(limit.args[0]) * FACTOR), append=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if FACTOR != 1 and getattr(config.option, "timeout", None) is None:
+        config.option.timeout = float(config.getini("timeout")) * FACTOR
+
+
+# --------------------------------------------------------------------------- deadlines
 
 
 def _deadline(item: pytest.Function) -> float:
     """Seconds an async test body may take: a margin below pytest-timeout's limit."""
     marker = item.get_closest_marker("timeout")
-    limit = float(marker.args[0] if marker and marker.args else item.config.getini("timeout"))
+    if marker and marker.args:
+        limit = float(marker.args[0])
+    else:
+        option = getattr(item.config.option, "timeout", None)
+        limit = float(option if option is not None else item.config.getini("timeout"))
     return max(limit - 10, limit * 0.8)
 
 

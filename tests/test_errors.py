@@ -89,3 +89,30 @@ def test_error_codes_are_the_standard_ones() -> None:
         "INTERNAL_ERROR": -32603,
         "REQUEST_CANCELLED": -32800,
     }
+
+
+# --------------------------------------------------------------------------- misuse
+
+
+@pytest.mark.anyio
+async def test_misuse_raises_local_protocol_error_everywhere() -> None:
+    """Using a client, peer or server before it runs: one exception in every module."""
+    from wireproto.adapters.acp import ClientConnection
+    from wireproto.adapters.wire import WireClient, WireServer
+    from wireproto.agent import DemoAgent, Runtime
+    from wireproto.rpc import Peer
+    from wireproto.transports import memory_pair
+
+    a, b = memory_pair()
+    with pytest.raises(LocalProtocolError, match="async with"):
+        await Peer(a).request("ping")
+    with pytest.raises(LocalProtocolError, match="async with"):
+        ClientConnection(a).peer  # noqa: B018
+    with pytest.raises(LocalProtocolError, match="async with"):
+        WireClient(a).peer  # noqa: B018
+    with pytest.raises(LocalProtocolError, match="serve"):
+        WireServer(Runtime(DemoAgent())).session  # noqa: B018
+    await a.aclose()
+    async with WireClient(b, event_buffer=0) as client:
+        with pytest.raises(LocalProtocolError, match="event_buffer"):
+            client.events()

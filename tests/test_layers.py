@@ -1,4 +1,4 @@
-"""The layering rules of design.md §1, checked on what each module really imports.
+"""The layering rules of docs/architecture.md#layers, checked on what each module really imports.
 
 Every module of the package is discovered on disk, imported alone in a fresh
 interpreter, and its ``sys.modules`` is checked against the table below. A new
@@ -38,6 +38,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "__init__": (),  # importing the package must not pull in any layer
     "errors": (),
     "_lazy": (),  # the package roots' lazy re-exports, usable by every layer
+    "_switches": (),  # process-wide switches (WIREPROTO_NO_FAST_PATHS), likewise
     "jsonrpc": ("errors",),
     # transports depend only on jsonrpc.framing and errors
     "transports": ("errors", "jsonrpc.framing"),
@@ -53,11 +54,15 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "testing": ("errors", "jsonrpc", "rpc", "transports", "agent", "adapters"),
 }
 
+# Top-level private modules that every layer may import.
+PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches")
+
 # Layer -> third-party top-level packages it must never import.
 EXTERNAL: dict[str, tuple[str, ...]] = {
     "__init__": IO_LIBRARIES,
     "errors": IO_LIBRARIES,
     "_lazy": IO_LIBRARIES,
+    "_switches": IO_LIBRARIES,
     "jsonrpc": IO_LIBRARIES,  # sans-I/O: bytes in, typed messages out
     "rpc": ("websockets",),  # only the ObjectStream interface
 }
@@ -149,8 +154,8 @@ def violations(module: str, loaded: list[str]) -> Iterator[str]:
             if top in EXTERNAL.get(layer, ()) or (top in TEST_LIBRARIES and layer != "testing"):
                 yield f"{module} imports {name}"
             continue
-        if name == f"{PACKAGE}._lazy" or within(name, own) or within(own, name):
-            continue  # the roots' lazy re-exports, itself, its own layer, its parents
+        if name in PRIVATE_HELPERS or within(name, own) or within(own, name):
+            continue  # helpers every layer may use, itself, its own layer, its parents
         if allowed == EVERYTHING:
             continue
         if layer == "adapters" and name == f"{PACKAGE}.adapters":

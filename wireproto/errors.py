@@ -9,7 +9,7 @@ point each and chained with ``from``.
 ::
 
     WireprotoError
-    ├── LocalProtocolError          we broke the protocol (duplicate id, bad call)
+    ├── LocalProtocolError          this side misused the API or broke the protocol
     ├── RemoteProtocolError         the peer broke the protocol
     │   ├── InvalidMessage          an inbound message that cannot be accepted;
     │   │                           carries the JSON-RPC error to answer with
@@ -28,6 +28,18 @@ point each and chained with ``from``.
         ├── InvalidArgument         bad input (unknown option, auth method, cursor)
         ├── NotFound                unknown session, file ...
         └── Busy                    a turn is already running
+
+One meaning, one exception, in every module (as h11 does it):
+
+* **misuse** of an object (a client, peer or server used outside its
+  ``async with`` or before it is served, or in a way its configuration
+  excludes) raises :class:`LocalProtocolError`;
+* **the connection is gone** (the peer closed it, or an agent calls its
+  client after the connection ended) raises :class:`ConnectionClosed`;
+* what the peer answered is :class:`RpcError`; what it sent wrongly is
+  :class:`RemoteProtocolError`.
+
+``docs/api.md#exceptions`` shows the same tree with these rules.
 """
 
 from __future__ import annotations

@@ -228,7 +228,8 @@ async def peer_pair(
     """Open two peers connected back to back in memory.
 
     Args:
-        a_router / b_router: the handlers of each side.
+        a_router: the handlers of side ``a``.
+        b_router: the handlers of side ``b``.
         max_buffer: messages buffered per direction of the memory transport.
         options: keyword arguments for both :class:`~wireproto.rpc.peer.Peer`\\ s.
 

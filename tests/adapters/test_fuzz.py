@@ -27,6 +27,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
 from wireproto.adapters.wire import serve_wire
@@ -97,7 +98,7 @@ async def _exchange(
     ours, theirs = memory_pair(max_buffer=1024)
     answers: list[dict[str, Any]] = []
     arrived = {ident: anyio.Event() for ident in ("new", "probe")}
-    with anyio.fail_after(20):
+    with anyio.fail_after(units(4)):
         async with ours, anyio.create_task_group() as tg:
             tg.start_soon(serve, theirs)
 

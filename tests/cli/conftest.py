@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from timeouts import units
 
 WIREPROTO = [sys.executable, "-m", "wireproto"]
-LIMIT = 20.0  # seconds: a generous bound for anything a test waits for
+LIMIT = units(4)  # seconds: a generous bound for anything a test waits for
 BANNER = re.compile(r"^wireproto: listening on (ws://[^/\s]+)/\?token=(\S+)$")
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
@@ -26,7 +27,7 @@ from wireproto.transports.websocket import connect_websocket
 CLIENTS = 200
 RSS_GROWTH_LIMIT = 20 * 1024 * 1024
 SLOW_TICKS = 1000
-WAVE_LIMIT = 90.0  # seconds for one wave of every client
+WAVE_LIMIT = units(18)  # seconds for one wave of every client
 ENDED_LIMIT = 30.0  # seconds for the server to log the end of a wave's connections
 
 

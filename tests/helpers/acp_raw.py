@@ -14,13 +14,13 @@ wraps either end of a connection driven by something else (our
 * it validates against the official schema (``schema.json``): the params of
   agent requests and notifications, the results of responses (by the method
   of our request with that id), error objects;
-* gating (interop-notes IO-22): ``fs/*`` only when advertised, never
+* gating (protocol-acp.md#gating): ``fs/*`` only when advertised, never
   ``terminal/*``; ``elicitation/create`` only in a mode the client
   advertised (``elicitation/complete`` only with ``elicitation.url``),
   ``notice`` only with ``session.notices``, compaction updates only with
   ``session.compaction``,
   boolean config options only with ``session.configOptions.boolean``;
-* ordering (IO-34, IO-36): an update names a session the client knows (a
+* ordering (protocol-acp.md#ordering): an update names a session the client knows (a
   ``session/new`` response named it, or its load/resume was answered), or a
   session being loaded (then only history variants, no commands or options);
   turn variants (chunks, tool calls, plans) only while a ``session/prompt``
@@ -42,6 +42,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import msgspec
+from timeouts import units
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.validation import schema_errors
@@ -56,7 +57,7 @@ TURN_VARIANTS = frozenset((
 
 SETUP_METHODS = frozenset(("session/load", "session/resume"))
 
-QUIET_LIMIT = 20.0
+QUIET_LIMIT = units(4)
 """Seconds :meth:`RawAcp.receive` waits for the agent's next message before failing
 (a bound well below the test timeout, so a hang fails fast and says where)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.host.config import HostConfig, load_config
 from wireproto.host.host import Host
@@ -22,7 +23,7 @@ from wireproto.host.policy import Caller, NativeTool, ToolGroup
 
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 HARNESS = [sys.executable, str(HELPERS / "mcp_harness.py")]
-LIMIT = 30.0  # seconds: a generous bound for one harness command
+LIMIT = units(6)  # seconds: a generous bound for one harness command
 
 
 def _toml_list(items: list[str]) -> str:

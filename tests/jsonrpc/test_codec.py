@@ -1,6 +1,8 @@
 """The sans-I/O codec: envelope rules of both dialects, byte for byte.
 
-Protocol rules: wire.md §1.2, §2, §3, §13.1, §13.4 and acp.md §2, §26.
+Protocol rules: protocol-wire.md#framing, protocol-wire.md#envelope,
+protocol-wire.md#inbound-errors, protocol-wire.md#integer-and-string-ids,
+protocol-wire.md#bad-input, protocol-acp.md#json-rpc-conventions, protocol-acp.md#error-codes.
 No event loop is needed anywhere in this module.
 """
 

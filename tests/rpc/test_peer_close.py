@@ -11,6 +11,7 @@ import anyio.lowlevel
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from timeouts import units
 
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.jsonrpc.codec import ACP_DIALECT, MCP_DIALECT, WIRE_DIALECT, Dialect
@@ -51,7 +52,7 @@ def hang_router(started: list[Any]) -> Router:
 async def read_until_closed(probe: NdjsonProbe) -> list[Any]:
     """Every message the closed peer wrote, in order."""
     messages = []
-    with anyio.fail_after(10):
+    with anyio.fail_after(units(2)):
         while True:
             try:
                 messages.append(await probe.read_json())
@@ -181,7 +182,7 @@ async def test_closing_answers_null_and_duplicate_ids() -> None:
 async def test_closing_is_bounded_when_nothing_can_be_written() -> None:
     started: list[Any] = []
     sa, sb = memory_pair(max_buffer=0)  # nobody ever reads what the peer writes
-    with anyio.fail_after(10):  # a close waiting on the stuck writer would hang here
+    with anyio.fail_after(units(2)):  # a close waiting on the stuck writer would hang here
         async with sb:
             async with Peer(sa, hang_router(started), send_queue=1, flush_timeout=0.05) as peer:
                 await peer.notify("taken by the writer, which waits for a reader")
@@ -230,7 +231,7 @@ async def close_scenario(modes: list[str], close_remote: bool, yields: int) -> N
         except ConnectionClosed:
             outcomes.append("closed")
 
-    with anyio.fail_after(10):  # a surviving pending request would hang here
+    with anyio.fail_after(units(2)):  # a surviving pending request would hang here
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_b)
             async with Peer(sa, name="a", flush_timeout=1) as a:

@@ -13,6 +13,7 @@ import anyio
 import anyio.abc
 import pytest
 from anyio import wait_all_tasks_blocked
+from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.rpc.peer import Peer
@@ -41,13 +42,13 @@ def child(backend: str) -> list[str]:
     return [sys.executable, str(HELPERS / "peer_app.py"), backend]
 
 
-async def test_child_killed_mid_request(anyio_backend: str) -> None:
+async def test_child_killed_mid_request(anyio_backend_name: str) -> None:
     router, started = started_router()
     async with (
-        open_subprocess(child(anyio_backend), stderr="log") as stream,
+        open_subprocess(child(anyio_backend_name), stderr="log") as stream,
         Peer(stream, router, cancel_method=CANCEL) as peer,
     ):
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_kill_when, started, stream)
                 with pytest.raises(ConnectionClosed) as info:
@@ -63,12 +64,12 @@ async def _kill_when(started: anyio.Event, stream: SubprocessStream) -> None:
 
 
 async def test_child_closes_its_stdout_but_keeps_running(
-    anyio_backend: str, caplog: pytest.LogCaptureFixture
+    anyio_backend_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    async with open_subprocess(child(anyio_backend), stderr="log") as stream:
+    async with open_subprocess(child(anyio_backend_name), stderr="log") as stream:
         async with Peer(stream, cancel_method=CANCEL) as peer:
-            with anyio.fail_after(10), pytest.raises(ConnectionClosed):
+            with anyio.fail_after(units(2)), pytest.raises(ConnectionClosed):
                 await peer.request("close_output")
             await peer.wait_closed()
             assert stream.returncode is None  # still running, reading its stdin
@@ -114,12 +115,12 @@ async def test_slow_reader_over_memory_bounds_every_buffer() -> None:
         assert sent <= send_queue + writer_batch + channel + 1 + inbox + 1
         assert sent < total
         release.set()
-        with anyio.fail_after(20):
+        with anyio.fail_after(units(4)):
             await all_handled.wait()
     assert handled == list(range(total))
 
 
-async def test_slow_reader_over_a_pipe_blocks_the_producer(anyio_backend: str) -> None:
+async def test_slow_reader_over_a_pipe_blocks_the_producer(anyio_backend_name: str) -> None:
     total, send_queue = 5000, 16
     payload = "p" * 1024
     sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]  # never reads stdin

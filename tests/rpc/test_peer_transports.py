@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.rpc.peer import Peer
@@ -125,9 +126,9 @@ def kind(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-async def test_requests_in_both_directions(kind: str, anyio_backend: str) -> None:
-    async with open_near(kind, anyio_backend) as near:
-        with anyio.fail_after(20):
+async def test_requests_in_both_directions(kind: str, anyio_backend_name: str) -> None:
+    async with open_near(kind, anyio_backend_name) as near:
+        with anyio.fail_after(units(4)):
             assert await near.peer.request("add", {"a": 2, "b": 3}) == 5
             assert await near.peer.request("call_back", {"x": 21}, result_type=int) == 43
             results: dict[int, int] = {}
@@ -141,9 +142,9 @@ async def test_requests_in_both_directions(kind: str, anyio_backend: str) -> Non
             assert results == {i: 2 * i for i in range(100)}
 
 
-async def test_notifications_keep_their_order(kind: str, anyio_backend: str) -> None:
-    async with open_near(kind, anyio_backend) as near:
-        with anyio.fail_after(20):
+async def test_notifications_keep_their_order(kind: str, anyio_backend_name: str) -> None:
+    async with open_near(kind, anyio_backend_name) as near:
+        with anyio.fail_after(units(4)):
             # Theirs to ours: every tick is handled before the response resumes us.
             assert await near.peer.request("notify_me", {"count": 300}) == "done"
             assert near.ticks == list(range(300))
@@ -153,12 +154,14 @@ async def test_notifications_keep_their_order(kind: str, anyio_backend: str) -> 
             assert await near.peer.request("recorded", {"count": 300}) == list(range(300))
 
 
-async def test_large_messages_interleaved_with_small_ones(kind: str, anyio_backend: str) -> None:
+async def test_large_messages_interleaved_with_small_ones(
+    kind: str, anyio_backend_name: str
+) -> None:
     # larger than a pipe holds: written in part at once, the rest by the writer,
     # and nothing sent meanwhile may land inside it
     big = {"text": "z" * (300 * 1024), "n": -1}
-    async with open_near(kind, anyio_backend) as near:
-        with anyio.fail_after(20):
+    async with open_near(kind, anyio_backend_name) as near:
+        with anyio.fail_after(units(4)):
             results: dict[int, Any] = {}
 
             async def echo(i: int) -> None:
@@ -171,9 +174,9 @@ async def test_large_messages_interleaved_with_small_ones(kind: str, anyio_backe
             assert results == {i: big if i % 3 == 0 else {"n": i} for i in range(30)}
 
 
-async def test_cancel_request_reaches_the_handler(kind: str, anyio_backend: str) -> None:
-    async with open_near(kind, anyio_backend) as near:
-        with anyio.fail_after(20):
+async def test_cancel_request_reaches_the_handler(kind: str, anyio_backend_name: str) -> None:
+    async with open_near(kind, anyio_backend_name) as near:
+        with anyio.fail_after(units(4)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(near.peer.request, "hang")
                 await near.started.wait()
@@ -182,9 +185,11 @@ async def test_cancel_request_reaches_the_handler(kind: str, anyio_backend: str)
             assert await near.peer.request("add", {"a": 1, "b": 1}) == 2
 
 
-async def test_pending_requests_fail_when_the_far_end_dies(kind: str, anyio_backend: str) -> None:
-    async with open_near(kind, anyio_backend) as near:
-        with anyio.fail_after(20):
+async def test_pending_requests_fail_when_the_far_end_dies(
+    kind: str, anyio_backend_name: str
+) -> None:
+    async with open_near(kind, anyio_backend_name) as near:
+        with anyio.fail_after(units(4)):
             failures: list[BaseException] = []
 
             async def pending() -> None:

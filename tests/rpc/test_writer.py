@@ -135,6 +135,7 @@ class _HalfPipe(_FlakyPipe):
         return True
 
 
+@pytest.mark.fastpath
 async def test_the_rest_of_a_partial_direct_write_is_flushed_without_further_messages() -> None:
     pipe = _HalfPipe(random.Random(0))
     writer = Writer(pipe, 4, lambda exc: None, "t")

@@ -101,6 +101,6 @@ async def _open_case(
 
 
 @pytest.fixture
-def open_case(anyio_backend: str) -> Callable[..., AbstractAsyncContextManager[Case]]:
+def open_case(anyio_backend_name: str) -> Callable[..., AbstractAsyncContextManager[Case]]:
     """``open_case(kind, max_bytes=...)``: an async context manager yielding a Case."""
-    return functools.partial(_open_case, backend=anyio_backend)
+    return functools.partial(_open_case, backend=anyio_backend_name)

@@ -6,6 +6,7 @@ import sys
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.transports.open import open_stream
 from wireproto.transports.websocket import WebSocketRequest, WebSocketStream, serve_websocket
@@ -42,6 +43,6 @@ async def test_websocket_round_trip_with_headers() -> None:
         open_stream(url=server.url, headers={"Authorization": "Bearer t"}) as stream,
     ):
         await stream.send(b'{"b":2}\n')
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             assert await stream.receive() == b'{"b":2}'
     assert seen == ["Bearer t"]

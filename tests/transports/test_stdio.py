@@ -20,8 +20,8 @@ from .conftest import HELPERS
 pytestmark = pytest.mark.anyio
 
 
-async def test_streams_are_restored_on_exit(anyio_backend: str) -> None:
-    cmd = [sys.executable, str(HELPERS / "stdio_probe.py"), anyio_backend, "keep"]
+async def test_streams_are_restored_on_exit(anyio_backend_name: str) -> None:
+    cmd = [sys.executable, str(HELPERS / "stdio_probe.py"), anyio_backend_name, "keep"]
     async with open_subprocess(cmd, stderr="log") as stream:
         await stream.send(b"hello\n")
         assert await stream.receive() == b"hello"
@@ -35,10 +35,10 @@ async def test_streams_are_restored_on_exit(anyio_backend: str) -> None:
 
 
 async def test_closing_the_stream_sends_eof_and_keeps_stdout_reserved(
-    anyio_backend: str, caplog: pytest.LogCaptureFixture
+    anyio_backend_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO)
-    cmd = [sys.executable, str(HELPERS / "stdio_probe.py"), anyio_backend, "close"]
+    cmd = [sys.executable, str(HELPERS / "stdio_probe.py"), anyio_backend_name, "close"]
     async with open_subprocess(cmd, stderr="log") as stream:
         await stream.send(b"hello\n")
         assert await stream.receive() == b"hello"
@@ -57,7 +57,7 @@ def run_echo(backend: str, stdin: int | IO[bytes], out: Path, max_bytes: int) ->
         subprocess.run(cmd, stdin=stdin, stdout=stdout, check=True, timeout=30)
 
 
-async def test_regular_files_use_worker_threads(anyio_backend: str, tmp_path: Path) -> None:
+async def test_regular_files_use_worker_threads(anyio_backend_name: str, tmp_path: Path) -> None:
     limit = 1024 * 1024
     source = tmp_path / "in.jsonl"
     source.write_bytes(
@@ -65,13 +65,13 @@ async def test_regular_files_use_worker_threads(anyio_backend: str, tmp_path: Pa
     )
     out = tmp_path / "out.jsonl"
     with source.open("rb") as stdin:
-        await anyio.to_thread.run_sync(run_echo, anyio_backend, stdin, out, limit)
+        await anyio.to_thread.run_sync(run_echo, anyio_backend_name, stdin, out, limit)
     assert out.read_bytes().split(b"\n") == [
         b'{"a":1}', b"!too-large", '"héllo"'.encode(), b"!eof", b""
     ]
 
 
-async def test_dev_null_stdin_is_end_of_stream(anyio_backend: str, tmp_path: Path) -> None:
+async def test_dev_null_stdin_is_end_of_stream(anyio_backend_name: str, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
-    await anyio.to_thread.run_sync(run_echo, anyio_backend, subprocess.DEVNULL, out, 1024)
+    await anyio.to_thread.run_sync(run_echo, anyio_backend_name, subprocess.DEVNULL, out, 1024)
     assert out.read_bytes() == b"!eof\n"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.transports.subprocess import open_subprocess
 
@@ -35,7 +36,7 @@ async def test_stderr_is_drained_into_the_log(caplog: pytest.LogCaptureFixture) 
     async with open_subprocess(ECHO, stderr="log") as stream:
         # Far more than a pipe holds: the child would block if nobody read it.
         await stream.send(b"!stderr %d\n" % (2 * 1024 * 1024))
-        with anyio.fail_after(30):
+        with anyio.fail_after(units(6)):
             assert await stream.receive() == b"!logged"
         pid = stream.pid
     lines = [r.getMessage() for r in caplog.records if r.name.endswith(".stderr")]
@@ -135,7 +136,7 @@ async def test_killed_child_ends_a_pending_receive() -> None:
             except Exception as exc:
                 result.append(exc)
 
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
                 await anyio.wait_all_tasks_blocked()

@@ -14,6 +14,7 @@ from contextlib import AbstractAsyncContextManager
 import anyio
 import anyio.abc
 import pytest
+from timeouts import units
 
 from wireproto.errors import MessageTooLarge
 from wireproto.rpc.peer import SupportsSendMany
@@ -47,7 +48,7 @@ async def exchange(
                 assert isinstance(stream, SupportsSendMany)
                 await stream.send_many(batch)
 
-    with anyio.fail_after(30):
+    with anyio.fail_after(units(6)):
         async with anyio.create_task_group() as tg:
             tg.start_soon(produce)
             while len(received) < expected:
@@ -118,12 +119,13 @@ async def test_remote_end_of_stream(open_case: OpenCase, kind: str) -> None:
 async def test_remote_vanishes(open_case: OpenCase, kind: str) -> None:
     async with open_case(kind) as case:
         await case.stream.send(b"!exit\n")
-        with anyio.fail_after(10), pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+        gone = (anyio.EndOfStream, anyio.BrokenResourceError)
+        with anyio.fail_after(units(2)), pytest.raises(gone):
             await case.stream.receive()
         if isinstance(case.stream, SubprocessStream):
             # Its end of our pipe may close just after its stdout did.
             assert await case.stream.wait() == 3
-        with anyio.fail_after(10), pytest.raises(anyio.BrokenResourceError):
+        with anyio.fail_after(units(2)), pytest.raises(anyio.BrokenResourceError):
             await case.stream.send(b"anyone?\n")
 
 

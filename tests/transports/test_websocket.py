@@ -7,6 +7,7 @@ import sys
 import anyio
 import pytest
 import websockets.exceptions
+from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.transports.websocket import (
@@ -111,7 +112,7 @@ async def test_one_text_frame_per_message_without_newline() -> None:
         await stream.send_many([b'{"n":1}\n', b'{"n":2}'])
         received.append(await stream.receive())
 
-    with anyio.fail_after(10):
+    with anyio.fail_after(units(2)):
         async with serve_websocket(handler) as server, connect(server.url) as raw:
             frames = [await raw.recv() for _ in range(3)]
             await raw.send('{"from":"raw"}\n')  # a peer that sends the newline anyway
@@ -134,7 +135,7 @@ async def test_both_ends_send_large_messages_at_once() -> None:
             echoed = [await stream.receive() for _ in range(count)]
         await stream.send(b"%d" % sum(len(message) for message in echoed))
 
-    with anyio.fail_after(20):
+    with anyio.fail_after(units(4)):
         async with serve_websocket(handler) as server, connect_websocket(server.url) as stream:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(stream.send_many, big)
@@ -156,7 +157,7 @@ async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch
 
     async with serve_websocket(handler) as server:
         async with _wsconn.connect(server.url, headers=None, max_bytes=1000) as conn:
-            with anyio.fail_after(5):
+            with anyio.fail_after(units(1)):
                 await conn.ping(b"are you there")  # returns when the pong came back
                 await conn.send(b"done")
                 with pytest.raises(websockets.exceptions.ConnectionClosedOK):

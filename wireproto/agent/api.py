@@ -135,7 +135,7 @@ class AuthMethod(msgspec.Struct, frozen=True):
 
 
 class ExternalTool(msgspec.Struct, frozen=True):
-    """A tool implemented by the client (Wire KLIP-12)."""
+    """A tool implemented by the client (Wire's external tools: protocol-wire.md#external-tools)."""
 
     name: str
     description: str

@@ -1,6 +1,6 @@
 """The demo's scenario, once per protocol, checked step by step.
 
-Both scenarios drive the demo agent (``spec/demo-agent.md``) through the same
+Both scenarios drive the demo agent (``docs/demo-agent.md``) through the same
 story: initialize, a session, an echo, ``/read`` of a real file, ``/write``
 with an approval, ``/plan``, ``/slow 100`` cancelled after three ticks, then
 the server is stopped and restarted to show persistence (ACP: ``session/list``

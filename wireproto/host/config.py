@@ -25,7 +25,8 @@ One file, parsed with :mod:`tomllib` (``tomli`` on Python 3.10)::
     denied_tools = ["write"]
 
 The **settings** a layer (engine default, profile, session override) may
-hold are the table :func:`setting_types`; their names depend on the prefix.
+hold are :meth:`SettingKeys.types` (name -> value type); their names
+depend on the prefix.
 Unknown keys in a settings table are an error (a typo must not silently
 open or close a tool group). ``no_stdio_mcp`` defaults to the executors the
 reference product names (OpenClaw and Pi). The vendor's own model settings,

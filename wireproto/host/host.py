@@ -267,7 +267,8 @@ class Host:
             agent: ``"main"`` or the name of a sub-agent.
             executor: the executor (default: the session's).
             approved_tools: a sub-agent's approved native tools (an allow-list).
-            on_update / on_permission: passed to the ACP client.
+            on_update: passed to the ACP client.
+            on_permission: passed to the ACP client.
             stderr: the harness's stderr (``"log"`` or ``"inherit"``).
 
         Yields:

@@ -49,6 +49,7 @@ from typing import Any, TypeVar, cast
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._onepass import (
     BIG,
@@ -111,9 +112,13 @@ class Dialect:
             ids must not be null) instead of being answered with ``id: null``.
         answer_cancelled: a request cancelled by the peer is answered with
             ``-32800``; when false it gets no answer at all (MCP).
-        parse_error / invalid_request / invalid_response / method_not_found /
-        invalid_params / internal_error: message texts; ``{method}`` is
-            replaced with the method name.
+        parse_error: message text of ``-32700``.
+        invalid_request: message text of ``-32600`` for a request.
+        invalid_response: message text of ``-32600`` for a response.
+        method_not_found: message text of ``-32601`` (``{method}`` is
+            replaced with the method name, here and below).
+        invalid_params: message text of ``-32602``.
+        internal_error: message text of ``-32603``.
     """
 
     name: str
@@ -271,7 +276,7 @@ class Decoder:
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        if self.table is not None and type(data) is bytes:
+        if self.table is not None and FAST_PATHS and type(data) is bytes:
             fast = self._one_pass(data)
             if fast is not None:
                 return fast

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 
 import anyio
 
+from wireproto._switches import FAST_PATHS
+
 __all__ = ["Waiter", "waiter_factory"]
 
 
@@ -52,6 +54,8 @@ class _FutureWaiter:
 
 def waiter_factory() -> Callable[[], Waiter]:
     """Return the cheapest waiter constructor for the running event loop."""
+    if not FAST_PATHS:
+        return anyio.Event
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:  # not asyncio (trio)

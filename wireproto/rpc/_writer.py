@@ -41,6 +41,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import ConnectionClosed
 from wireproto.rpc._waiter import Waiter
 
@@ -121,7 +122,11 @@ class Writer:
         self.name = name
         self._items: deque[Item] = deque()
         # direct writes need send_many too: it writes what a partial write left
-        direct = isinstance(stream, SupportsTrySend) and isinstance(stream, SupportsSendMany)
+        direct = (
+            FAST_PATHS
+            and isinstance(stream, SupportsTrySend)
+            and isinstance(stream, SupportsSendMany)
+        )
         self._direct = cast(SupportsTrySend, stream) if direct else None
         self._idle = False  # the task waits for work: a direct write cannot overtake it
         self._wake: Waiter | None = None  # set to wake the idle task

@@ -36,8 +36,9 @@ async def open_stream(
     Args:
         cmd: the program and its arguments; talks over its stdin/stdout.
         url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
-        env / cwd / stderr / start_new_session / redact: for a spawned
-            command (see :func:`~wireproto.transports.subprocess.open_subprocess`).
+        env: for a spawned command, as
+            :func:`~wireproto.transports.subprocess.open_subprocess` (likewise
+            ``cwd``, ``stderr``, ``start_new_session`` and ``redact``).
         max_bytes: the largest accepted inbound message.
 
     Raises:

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
 from wireproto.agent.api import Agent
@@ -103,7 +104,7 @@ async def open_acp(
             yield RawAcp(ours)
         finally:
             stop.set()
-            with anyio.fail_after(6):
+            with anyio.fail_after(units(1.2)):
                 await served.wait()
             await ours.aclose()
 

@@ -1,6 +1,7 @@
 """Authentication: ``authenticate`` and ``require_auth`` gating per connection.
 
-Protocol rules: acp.md §6; demo behaviour: demo-agent.md "Authentication (ACP)".
+Protocol rules: protocol-acp.md#authentication; demo behaviour: docs/demo-agent.md
+"Authentication (ACP)".
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Cancellation: ``session/cancel`` and ``$/cancel_request`` in both directions.
 
-Protocol rules: acp.md §14, §21, §25 and interop-notes IO-26, IO-28, IO-30,
-IO-31, IO-32, IO-34. The conformance checker of ``RawAcp`` fails the test if
-any update of a turn arrives after the turn's response.
+Protocol rules: protocol-acp.md#stop-reasons, protocol-acp.md#cancellation,
+protocol-acp.md#ordering, protocol-acp.md#cancel-request. The conformance checker of ``RawAcp``
+fails the test if any update of a turn arrives after the turn's response.
 """
 
 from __future__ import annotations

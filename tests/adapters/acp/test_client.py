@@ -1,9 +1,11 @@
 """Our ACP client against a scripted raw agent over the memory transport.
 
-The far end is a bare memory stream driven message by message, so each test
-controls exactly what the agent writes and in which order: IO-29, IO-32,
-IO-37, IO-38, IO-50, IO-54, IO-61, $/cancel_request (IO-31) and the gates of
-acp.md §5 / §7.
+The far end is a bare memory stream driven message by message, so each test controls exactly
+what the agent writes and in which order: protocol-acp.md#cancellation,
+protocol-acp.md#ordering, protocol-acp.md#client-side, protocol-acp.md#ordering,
+protocol-acp.md#client-side, protocol-acp.md#schema-over-docs, protocol-acp.md#client-side,
+$/cancel_request (protocol-acp.md#cancel-request) and the gates of protocol-acp.md#capabilities
+/ protocol-acp.md#methods.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.client import ClientConnection
@@ -43,7 +46,7 @@ class RawAgent:
             await self.stream.send(json.dumps({"jsonrpc": "2.0", **message}).encode())
 
     async def receive(self) -> Json:
-        with anyio.fail_after(10):  # the client under test must have written by then
+        with anyio.fail_after(units(2)):  # the client under test must have written by then
             data: Json = json.loads(await self.stream.receive())
         return data
 
@@ -189,7 +192,7 @@ async def test_another_protocol_version_is_refused() -> None:
 
 
 async def test_initialize_has_a_deadline() -> None:
-    """IO-15: an agent that never answers initialize does not hang the client."""
+    """An agent that never answers initialize does not hang the client."""
     ours, theirs = memory_pair()
     agent = RawAgent(theirs)
     async with theirs, ClientConnection(ours) as client, anyio.create_task_group() as tg:
@@ -211,7 +214,7 @@ async def test_calls_before_initialize_are_refused_locally() -> None:
 
 
 async def test_updates_right_after_session_new_are_kept(caplog: pytest.LogCaptureFixture) -> None:
-    """IO-37: the id is registered before the next notification is handled."""
+    """protocol-acp.md#client-side: the id is registered before the next notification is handled."""
     recorder = Recorder()
     commands = [{"name": "review", "description": "Review"}]
     async with connected(on_update=recorder) as (client, agent, _):
@@ -236,7 +239,7 @@ async def test_updates_right_after_session_new_are_kept(caplog: pytest.LogCaptur
 
 
 async def test_load_session_collects_the_replay() -> None:
-    """IO-50: updates before the load response are replay, later ones live.
+    """protocol-acp.md#client-side: updates before the load response are replay, later ones live.
 
     The first replayed update is held, so the response and the live update
     wait in the inbox behind it: the boundary must still be the response.
@@ -257,7 +260,7 @@ async def test_load_session_collects_the_replay() -> None:
             first = chunk("old", "question", "user_message_chunk")
             first["params"]["update"]["messageId"] = "m1"
             await agent.send(first, chunk("old", "answer"))
-            await agent.answer(request, None, chunk("old", "live"))  # null result: IO-54
+            await agent.answer(request, None, chunk("old", "live"))  # null result
             release.set()
             loaded = await call.result()
         await flush(client, agent, "old")
@@ -282,7 +285,7 @@ async def test_failed_load_forgets_the_session() -> None:
 
 
 async def test_null_results_are_accepted_where_nothing_is_required() -> None:
-    """IO-54: ``null`` is ``{}`` for empty results, but not for required fields."""
+    """``null`` is ``{}`` for empty results, but not for required fields."""
     async with connected() as (client, agent, _):
         await open_session(client, agent)
         async with anyio.create_task_group() as tg:
@@ -312,7 +315,7 @@ async def test_config_options_and_modes_are_tracked() -> None:
             await agent.answer(request, {"configOptions": [{**option, "currentValue": False}]})
             await call.result()
             await agent.send(update("s1", sessionUpdate="current_mode_update",
-                                    modeId="code"))  # the v1 doc's alias (§22)
+                                    modeId="code"))  # the v1 doc's alias
         session = client.sessions["s1"]
         await flush(client, agent)  # sets "ask" after the update set "code"
         assert isinstance(session.config_options[0], S.SessionConfigOptionBoolean)
@@ -362,7 +365,7 @@ async def test_list_close_delete() -> None:
 
 
 async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
-    """IO-38 / IO-32: a tiny buffer, 50 updates, then the response, then a late one.
+    """A tiny buffer, 50 updates, then the response, then a late one.
 
     ``on_update`` holds the first update until everything is queued behind it.
     """
@@ -397,7 +400,7 @@ async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
 
 
 async def test_a_late_update_read_before_the_next_prompt_stays_out_of_it() -> None:
-    """IO-32: an update of turn 1 sent after its response never reaches turn 2."""
+    """An update of turn 1 sent after its response never reaches turn 2."""
     release = anyio.Event()
     late_seen = anyio.Event()
 
@@ -424,7 +427,7 @@ async def test_a_late_update_read_before_the_next_prompt_stays_out_of_it() -> No
 
 
 async def test_unknown_stop_reason_is_reported(caplog: pytest.LogCaptureFixture) -> None:
-    """IO-61: an unknown value of a strict enum is reported, not a crash."""
+    """protocol-acp.md#client-side: an unknown value of a strict enum is reported, not a crash."""
     async with connected() as (client, agent, _):
         await open_session(client, agent)
         async with anyio.create_task_group() as tg:
@@ -491,7 +494,7 @@ async def test_leaving_a_turn_early_cancels_it() -> None:
 
 
 async def test_leaving_a_turn_with_an_error_also_cancels_the_request() -> None:
-    """IO-31: session/cancel, then $/cancel_request for the prompt's id."""
+    """protocol-acp.md#cancel-request: session/cancel, then $/cancel_request for the prompt's id."""
     async with connected() as (client, agent, _):
         await open_session(client, agent)
         with pytest.raises(KeyError):
@@ -528,7 +531,7 @@ def permission_request(rid: Any, options: list[Json] | None = None) -> Json:
 
 
 async def test_cancel_answers_pending_permission_requests() -> None:
-    """IO-29: session/cancel first, then every pending permission answers cancelled."""
+    """Session/cancel first, then every pending permission answers cancelled."""
     asked = anyio.Event()
     calls: list[str] = []
 
@@ -614,7 +617,7 @@ async def test_a_permission_handler_picks_an_option() -> None:
 async def test_handlers_not_installed_are_not_routed() -> None:
     async with connected() as (client, agent, _):
         await open_session(client, agent)
-        await agent.send({"method": "_acme.dev/ping", "params": {}},  # ignored (IO-59)
+        await agent.send({"method": "_acme.dev/ping", "params": {}},  # ignored
                          {"method": "$/progress", "params": {"token": 1}})
         for method in ("fs/read_text_file", "terminal/create", "elicitation/create",
                        "_acme.dev/symbols"):
@@ -626,7 +629,7 @@ async def test_handlers_not_installed_are_not_routed() -> None:
 
 
 async def test_updates_queued_behind_a_slow_handler_reach_a_new_session() -> None:
-    """IO-37 when the inbox is busy: the response waits in line, the id is still known."""
+    """When the inbox is busy: the response waits in line, the id is still known."""
     release = anyio.Event()
     seen: list[tuple[str, str]] = []
 

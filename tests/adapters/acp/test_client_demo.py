@@ -2,7 +2,7 @@
 
 Over memory (in process), a spawned ``tests/helpers/acp_agent.py`` (stdio)
 and a WebSocket on loopback. The demo agent's behaviour is fixed by
-``spec/demo-agent.md``; the ``home`` fixture of ``conftest.py`` isolates
+``docs/demo-agent.md``; the ``home`` fixture of ``conftest.py`` isolates
 its session store. The client's end of every connection is a
 :class:`CheckedStream` (``tests/helpers/acp_raw.py``): every message the agent
 writes must validate against the schema and follow the gating and ordering
@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import (
     ClientConnection,
@@ -64,7 +65,7 @@ async def demo(
     async def serve(stream: Any) -> None:
         await serve_acp(DemoAgent(), stream, stop=stop, allow_client_stdio_mcp=allow_stdio)
 
-    with anyio.fail_after(30):  # the whole conversation, well below the test timeout
+    with anyio.fail_after(units(6)):  # the whole conversation, well below the test timeout
         async with anyio.create_task_group() as tg, AsyncExitStack() as stack:
             stream: Any
             if transport == "subprocess":
@@ -116,7 +117,7 @@ def text_of(updates: list[Any], kind: type = S.AgentMessageChunk) -> str:
 
 
 async def test_a_conversation(
-    transport: str, anyio_backend: str, tmp_path: Path
+    transport: str, anyio_backend_name: str, tmp_path: Path
 ) -> None:
     async def allow(request: S.RequestPermissionRequest) -> str:
         option = option_of_kind(request, "allow_once")
@@ -124,7 +125,7 @@ async def test_a_conversation(
         return option.option_id
 
     options = dict(on_permission=allow, file_system=LocalFileSystem(), boolean_options=True)
-    async with demo(transport, anyio_backend, **options) as (client, _):
+    async with demo(transport, anyio_backend_name, **options) as (client, _):
         caps = client.agent_capabilities
         assert caps.load_session and caps.prompt_capabilities.image
         assert client.initialize_response is not None
@@ -138,7 +139,7 @@ async def test_a_conversation(
         assert text_of(updates) == "You said: hello there"
         chunks = [u for u in updates if isinstance(u, S.AgentMessageChunk)]
         assert len(chunks) > 1 and len({u.message_id for u in chunks}) == 1
-        # sent right after the session/new response, before the prompt (IO-36/37)
+        # sent right after the session/new response, before the prompt
         assert "write" in [c.name for c in session.available_commands]
         assert session.title == "hello there"  # the turn's session_info_update
 
@@ -160,9 +161,9 @@ async def test_a_conversation(
         assert session.modes is not None and session.modes.current_mode_id == "code"
 
 
-async def test_every_other_command(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """demo-agent.md "Slash commands" (``/read`` and ``/write``: see above)."""
-    async with demo(transport, anyio_backend) as (client, _):
+async def test_every_other_command(transport: str, anyio_backend_name: str, tmp_path: Path) -> None:
+    """docs/demo-agent.md "Slash commands" (``/read`` and ``/write``: see above)."""
+    async with demo(transport, anyio_backend_name) as (client, _):
         sid = (await client.new_session(str(tmp_path))).session_id
         replies = {}
         for command in ("/help", "/think deep thoughts", "/slow 3", "/big 70000",
@@ -180,7 +181,7 @@ async def test_every_other_command(transport: str, anyio_backend: str, tmp_path:
         "deep thoughts", "Done thinking", "end_turn")
     assert [u.content.text for u in chunks(replies["/slow 3"])] == ["tick 1", "tick 2", "tick 3"]
     big = chunks(replies["/big 70000"])
-    assert len(big) == 1 and big[0].content.text == "x" * 70000  # over 64 KiB (IO-01)
+    assert len(big) == 1 and big[0].content.text == "x" * 70000  # over 64 KiB
     assert text_of(replies['/tool grep {"q": 1}'][0]) == (
         "External tools are not available over ACP")
     assert text_of(replies["/mcp"][0]) == "No MCP servers"
@@ -194,21 +195,21 @@ async def test_every_other_command(transport: str, anyio_backend: str, tmp_path:
     assert text_of(loaded.history) == "History cleared"  # nothing before the clear
 
 
-async def test_mcp_servers(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """acp.md §15: http and sse accepted, stdio refused by default, acp dropped visibly."""
+async def test_mcp_servers(transport: str, anyio_backend_name: str, tmp_path: Path) -> None:
+    """Http and sse accepted, stdio refused by default, acp dropped visibly."""
     http = S.McpServerHttp(name="tracker", url="https://mcp.example.com/mcp",
                            headers=[S.HttpHeader(name="Authorization", value="Bearer s3cr3t")])
     sse = S.McpServerSse(name="legacy", url="https://old.example.com/sse", headers=[])
     stdio = S.McpServerStdio(name="files", command="/usr/local/bin/mcp-files", args=[], env=[])
     tunnel = cast(S.McpServer, extra.McpServerAcp(name="tunnel", server_id="srv-1"))
     recorder = Recorder()
-    async with demo(transport, anyio_backend, notices=True, on_update=recorder) as (client, _):
+    async with demo(transport, anyio_backend_name, notices=True, on_update=recorder) as (client, _):
         with pytest.raises(RpcError) as refused:
             await client.new_session(str(tmp_path), [http, stdio])
         assert (await client.list_sessions()).sessions == []  # nothing was created
         sid = (await client.new_session(str(tmp_path), [tunnel, http, sse])).session_id
         listed, _ = await run(client, sid, "/mcp")
-    async with demo(transport, anyio_backend, allow_stdio=True) as (client, _):
+    async with demo(transport, anyio_backend_name, allow_stdio=True) as (client, _):
         other = (await client.new_session(str(tmp_path), [stdio])).session_id
         allowed, _ = await run(client, other, "/mcp")
     assert refused.value.code == -32602 and '"files"' in refused.value.message
@@ -220,7 +221,7 @@ async def test_mcp_servers(transport: str, anyio_backend: str, tmp_path: Path) -
 
 
 async def test_cancelling_one_session_leaves_the_other_running(
-    transport: str, anyio_backend: str, tmp_path: Path
+    transport: str, anyio_backend_name: str, tmp_path: Path
 ) -> None:
     asked = anyio.Event()
 
@@ -229,7 +230,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
-    async with demo(transport, anyio_backend, on_permission=never) as (client, _):
+    async with demo(transport, anyio_backend_name, on_permission=never) as (client, _):
         first = (await client.new_session(str(tmp_path))).session_id
         second = (await client.new_session(str(tmp_path))).session_id
         async with client.prompt(first, "/slow 400") as slow, client.prompt(
@@ -244,7 +245,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
             assert text_of(await quick.collect()) == "tick 1tick 2tick 3"
             assert quick.stop_reason == "end_turn"
 
-        # cancel while the agent waits for a permission answer (IO-29)
+        # cancel while the agent waits for a permission answer (protocol-acp.md#cancellation)
         async with client.prompt(first, f"/write {tmp_path / 'x.txt'} no") as turn:
             await asked.wait()
             await client.cancel(first)
@@ -254,11 +255,11 @@ async def test_cancelling_one_session_leaves_the_other_running(
 
 
 async def test_sessions_load_resume_list_close(
-    transport: str, anyio_backend: str, tmp_path: Path
+    transport: str, anyio_backend_name: str, tmp_path: Path
 ) -> None:
     recorder = Recorder()
     events = recorder.events
-    async with demo(transport, anyio_backend, on_update=recorder) as (client, _):
+    async with demo(transport, anyio_backend_name, on_update=recorder) as (client, _):
         sid = (await client.new_session(str(tmp_path))).session_id
         live, _ = await run(client, sid, "first question")
         await run(client, sid, "/think hmm")
@@ -273,7 +274,7 @@ async def test_sessions_load_resume_list_close(
         assert kinds.count("UserMessageChunk") == 2 and "AgentThoughtChunk" in kinds
         replayed_ids = {u.message_id for u in loaded.history if isinstance(u, S.AgentMessageChunk)}
         live_ids = {u.message_id for u in live if isinstance(u, S.AgentMessageChunk)}
-        assert live_ids and live_ids <= replayed_ids  # the original message ids (IO-49)
+        assert live_ids and live_ids <= replayed_ids  # the original message ids
         assert [e.replay for e in events][: len(loaded.history)] == [True] * len(loaded.history)
         assert not any(e.replay for e in events[len(loaded.history):])
 
@@ -287,9 +288,9 @@ async def test_sessions_load_resume_list_close(
         assert (await client.list_sessions()).sessions == []
 
 
-async def test_list_pages(transport: str, anyio_backend: str, tmp_path: Path) -> None:
-    """demo-agent.md: pages of 50, an opaque cursor; a bad cursor is -32602."""
-    async with demo(transport, anyio_backend) as (client, _):
+async def test_list_pages(transport: str, anyio_backend_name: str, tmp_path: Path) -> None:
+    """docs/demo-agent.md: pages of 50, an opaque cursor; a bad cursor is -32602."""
+    async with demo(transport, anyio_backend_name) as (client, _):
         ids = [(await client.new_session(str(tmp_path))).session_id for _ in range(51)]
         first = await client.list_sessions(cwd=str(tmp_path))
         assert isinstance(first.next_cursor, str)
@@ -303,10 +304,10 @@ async def test_list_pages(transport: str, anyio_backend: str, tmp_path: Path) ->
 
 
 async def test_unknown_methods_and_malformed_input(
-    transport: str, anyio_backend: str, tmp_path: Path
+    transport: str, anyio_backend_name: str, tmp_path: Path
 ) -> None:
-    """IO-04/05, IO-24, IO-59: errors for what the agent cannot take; it reads on."""
-    async with demo(transport, anyio_backend) as (client, checked):
+    """Errors for what the agent cannot take; it reads on."""
+    async with demo(transport, anyio_backend_name) as (client, checked):
         codes = {}
         for method in ("nonsense", "_acme.dev/symbols", "logout", "session/set_title"):
             with pytest.raises(RpcError) as info:
@@ -329,9 +330,9 @@ async def test_unknown_methods_and_malformed_input(
 
 
 async def test_authentication(
-    transport: str, anyio_backend: str, home: Path
+    transport: str, anyio_backend_name: str, home: Path
 ) -> None:
-    async with demo(transport, anyio_backend) as (client, _):
+    async with demo(transport, anyio_backend_name) as (client, _):
         with pytest.raises(RpcError) as info:
             await client.authenticate("login")
         assert info.value.code == -32000
@@ -344,7 +345,7 @@ async def test_authentication(
 
 
 @pytest.mark.parametrize("how", ["cmd", "url"])
-async def test_connect_acp(how: str, anyio_backend: str, tmp_path: Path) -> None:
+async def test_connect_acp(how: str, anyio_backend_name: str, tmp_path: Path) -> None:
     """The one-call entry point, over a spawned command and a WebSocket URL."""
     stop = anyio.Event()
 
@@ -353,7 +354,7 @@ async def test_connect_acp(how: str, anyio_backend: str, tmp_path: Path) -> None
 
     async with AsyncExitStack() as stack:
         if how == "cmd":
-            cmd = [sys.executable, str(AGENT_SCRIPT), "--backend", anyio_backend]
+            cmd = [sys.executable, str(AGENT_SCRIPT), "--backend", anyio_backend_name]
             client = await stack.enter_async_context(connect_acp(cmd))
         else:
             server = await stack.enter_async_context(serve_websocket(handler))

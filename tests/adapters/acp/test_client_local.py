@@ -1,6 +1,7 @@
 """The client's default handlers: a confined local file system and local terminals.
 
-Called directly (no protocol): acp.md §8 (roots), §17.1 and §17.2.
+Called directly (no protocol): protocol-acp.md#sessions (roots), protocol-acp.md#file-system and
+protocol-acp.md#terminals.
 """
 
 from __future__ import annotations

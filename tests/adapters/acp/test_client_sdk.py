@@ -119,7 +119,7 @@ async def test_files_and_terminals_through_our_default_handlers(tmp_path: Path) 
 
 
 async def test_cancel_during_a_pending_permission_request(tmp_path: Path) -> None:
-    """IO-29: we answer ``cancelled`` ourselves; the SDK agent ends the turn ``cancelled``."""
+    """We answer ``cancelled`` ourselves; the SDK agent ends the turn ``cancelled``."""
     asked = anyio.Event()
 
     async def wait_forever(request: S.RequestPermissionRequest) -> str:

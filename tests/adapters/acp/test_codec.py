@@ -1,7 +1,8 @@
 """Lenient inbound decoding of ACP payloads, strict errors with one JSON path.
 
-Protocol rules: acp.md §15, §19, §20 and interop-notes IO-44..IO-46, IO-57,
-IO-58, IO-61. No event loop is needed in this module.
+Protocol rules: protocol-acp.md#mcp-servers, protocol-acp.md#meta-and-extensions,
+protocol-acp.md#lenient-decoding, protocol-acp.md#client-side. No event loop is needed in this
+module.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def test_bad_optional_value_becomes_its_default() -> None:
         ),
         S.SessionNotification,
     )
-    # §20.4: the update survives, the bad fields are gone
+    # protocol-acp.md#lenient-decoding: the update survives, the bad fields are gone
     assert note.update == S.ToolCall(
         tool_call_id="tc", title="Run", locations=[S.ToolCallLocation(path="/a")]
     )
@@ -115,7 +116,7 @@ def test_required_default_on_error_list_becomes_empty() -> None:
 
 
 def test_null_means_the_default_where_the_schema_says_so() -> None:
-    # IO-46: null mcpServers/args/env/headers/additionalDirectories are []
+    # protocol-acp.md#mcp-servers: null mcpServers/args/env/headers/additionalDirectories are []
     params = decode(
         b'{"cwd":"/p","additionalDirectories":null,"mcpServers":[{"name":"f","command":"/bin/f",'
         b'"args":null,"env":null},{"type":"http","name":"h","url":"https://h","headers":null}]}',
@@ -145,7 +146,7 @@ def test_default_on_null_does_not_excuse_other_malformed_values() -> None:
 @pytest.mark.parametrize(
     ("raw", "type_", "path"),
     [
-        (b'{"cwd":"/p"}', S.NewSessionRequest, "$"),  # IO-46: mcpServers is required
+        (b'{"cwd":"/p"}', S.NewSessionRequest, "$"),  # mcpServers is required
         (
             b'{"cwd":"/p","mcpServers":[{"name":"f","command":"/f","args":[1],"env":[]}]}',
             S.NewSessionRequest,
@@ -166,7 +167,7 @@ def test_default_on_null_does_not_excuse_other_malformed_values() -> None:
             S.PromptRequest,
             "$.prompt[0].resource",
         ),
-        (b'{"stopReason":"exploded"}', S.PromptResponse, "$.stopReason"),  # IO-61
+        (b'{"stopReason":"exploded"}', S.PromptResponse, "$.stopReason"),
         (b'{"protocolVersion":"2025-01-01"}', S.InitializeRequest, "$.protocolVersion"),
         (b'{"protocolVersion":70000}', S.InitializeRequest, "$.protocolVersion"),
         (
@@ -187,7 +188,7 @@ def test_strict_fields_fail_with_one_json_path(raw: bytes, type_: Any, path: str
 def test_unknown_session_update_variant_fails_the_notification() -> None:
     with pytest.raises(msgspec.ValidationError, match="sessionUpdate"):
         decode(_note({"sessionUpdate": "plan_update", "entries": []}), S.SessionNotification)
-    # IO-53: the documented-but-wrong `modeId` is not `currentModeId`
+    # protocol-acp.md#schema-over-docs: the documented-but-wrong `modeId` is not `currentModeId`
     with pytest.raises(msgspec.ValidationError, match="currentModeId"):
         decode(
             _note({"sessionUpdate": "current_mode_update", "modeId": "x"}), S.SessionNotification
@@ -205,7 +206,7 @@ def test_malformed_json_is_a_decode_error() -> None:
 
 
 def test_meta_is_kept_apart_from_params() -> None:
-    # IO-58: `_meta.cwd` must never override the real cwd
+    # protocol-acp.md#meta-and-extensions: `_meta.cwd` must never override the real cwd
     params = decode(
         b'{"cwd":"/real","mcpServers":[],"_meta":{"cwd":"/evil","traceparent":"00-ab"}}',
         S.NewSessionRequest,
@@ -308,7 +309,7 @@ def test_acp_mcp_servers_are_split_off_before_decoding() -> None:
 
 
 def test_unknown_keys_are_ignored() -> None:
-    # IO-61: e.g. the unstable `usage` of a prompt response
+    # protocol-acp.md#client-side: e.g. the unstable `usage` of a prompt response
     raw = b'{"stopReason":"end_turn","usage":{"inputTokens":5},"futureKey":[1]}'
     assert decode(raw, S.PromptResponse) == S.PromptResponse(stop_reason="end_turn")
 

@@ -1,8 +1,8 @@
 """The conformance checker of ``tests/helpers/acp_raw.py`` catches what it claims to.
 
-Every agent test relies on it ("every message our agent emits validates
-against schema.json", gating IO-22, ordering IO-34/IO-36), so each rule is
-shown to fire here on a message that breaks it, next to one that does not.
+Every agent test relies on it ("every message our agent emits validates against schema.json",
+gating protocol-acp.md#gating, ordering protocol-acp.md#ordering), so each rule is shown to fire
+here on a message that breaks it, next to one that does not.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from timeouts import units
 
 from wireproto.transports.memory import memory_pair
 
@@ -111,7 +112,7 @@ async def test_checked_stream_collects_what_the_agent_breaks() -> None:
         assert msgspec.json.decode(await theirs.receive())["method"] == "initialize"
         await theirs.send(b'{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":1}}')
         await theirs.send(b'{"jsonrpc":"2.0","method":"session/update","params":{}}')
-        with anyio.fail_after(5):
+        with anyio.fail_after(units(1)):
             await checked.receive()
             await checked.receive()
     assert checked.conformance.checked == 2

@@ -1,7 +1,8 @@
 """``initialize``: version negotiation, the capability matrix, unknown methods.
 
-Protocol rules: acp.md §4, §5.2, §7, §19, §23 and interop-notes IO-16, IO-17,
-IO-21..IO-25, IO-59, IO-60.
+Protocol rules: protocol-acp.md#initialize, protocol-acp.md#capabilities,
+protocol-acp.md#methods, protocol-acp.md#meta-and-extensions, protocol-acp.md#unstable-methods,
+protocol-acp.md#gating.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ async def test_set_model_is_never_advertised(acp: OpenAcp) -> None:
 
 
 async def test_requests_before_initialize_are_invalid(acp: OpenAcp, tmp_path: Any) -> None:
-    """acp.md §3/§25.1: initialize comes first (-32600, as the TS SDK's router answers)."""
+    """Initialize comes first (-32600, as the TS SDK's router answers)."""
     async with acp() as client:
         early = [
             await client.error("session/new", {"cwd": str(tmp_path), "mcpServers": []}),

@@ -1,6 +1,7 @@
 """Malformed input: every bad message gets exactly one answer, and the agent reads on.
 
-Protocol rules: acp.md §2, §26 and interop-notes IO-04, IO-05, IO-10..IO-12, IO-14.
+Protocol rules: protocol-acp.md#json-rpc-conventions, protocol-acp.md#error-codes,
+protocol-acp.md#framing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MCP servers sent by the client with session/new, load and resume.
 
-Protocol rules: acp.md §15 (wireproto refuses stdio by default), §20 and
-interop-notes IO-43..IO-47; the demo lists a session's servers with ``/mcp``.
+Protocol rules: protocol-acp.md#mcp-servers, protocol-acp.md#lenient-decoding (wireproto refuses
+stdio by default); the demo lists a session's servers with ``/mcp``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Session options: ``set_mode``, ``set_config_option`` and the unstable ``set_model``.
 
-All three go through one dispatcher and keep legacy modes and config options
-in sync. Protocol rules: acp.md §16, §23 and interop-notes IO-53, IO-60;
-demo behaviour: demo-agent.md "Session options".
+All three go through one dispatcher and keep legacy modes and config options in sync. Protocol
+rules: protocol-acp.md#modes-and-config-options, protocol-acp.md#unstable-methods and
+protocol-acp.md#schema-over-docs, protocol-acp.md#unstable-methods; demo behaviour:
+docs/demo-agent.md "Session options".
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """Prompt turns of the demo agent over ACP: content blocks and every slash command.
 
-Protocol rules: acp.md §9..§14, §17.1 and interop-notes IO-22, IO-34, IO-49,
-IO-55; demo behaviour: demo-agent.md.
+Protocol rules: protocol-acp.md#prompt-turn, protocol-acp.md#content-blocks,
+protocol-acp.md#session-updates, protocol-acp.md#tool-calls, protocol-acp.md#permissions,
+protocol-acp.md#stop-reasons, protocol-acp.md#file-system, protocol-acp.md#gating,
+protocol-acp.md#ordering, protocol-acp.md#load-and-replay, protocol-acp.md#tool-call-content;
+demo behaviour: docs/demo-agent.md.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ async def test_content_blocks_are_rendered_in_order(
 async def test_content_beyond_the_prompt_capabilities_is_invalid(
     acp: OpenAcp, workdir: Path
 ) -> None:
-    """acp.md §9/§26: audio is not advertised (``promptCapabilities.audio`` false)."""
+    """Audio is not advertised (``promptCapabilities.audio`` false)."""
     audio = {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="}
     async with acp() as client:
         sid = await _session(client, workdir)

@@ -1,9 +1,15 @@
 """The generated ACP schema module: freshness, round trips, schema validity, examples.
 
-Protocol rules: acp.md §2-§19 and interop-notes IO-45, IO-53..IO-58. Every
-Struct is built twice (all fields set, only required fields set), encoded,
-validated against the vendored ``schema.json`` with jsonschema and decoded
-back; the JSON examples of acp.md must decode and re-encode validly.
+Protocol rules: protocol-acp.md#json-rpc-conventions, protocol-acp.md#lifecycle,
+protocol-acp.md#initialize, protocol-acp.md#capabilities, protocol-acp.md#authentication,
+protocol-acp.md#methods, protocol-acp.md#sessions, protocol-acp.md#prompt-turn,
+protocol-acp.md#content-blocks, protocol-acp.md#session-updates, protocol-acp.md#tool-calls,
+protocol-acp.md#permissions, protocol-acp.md#stop-reasons, protocol-acp.md#mcp-servers,
+protocol-acp.md#modes-and-config-options, protocol-acp.md#meta-and-extensions,
+protocol-acp.md#schema-over-docs, protocol-acp.md#tool-call-content,
+protocol-acp.md#lenient-decoding. Every Struct is built twice (all fields set, only required
+fields set), encoded, validated against the vendored ``schema.json`` with jsonschema and decoded
+back; the JSON examples of the protocol must decode and re-encode validly.
 """
 
 from __future__ import annotations
@@ -98,7 +104,7 @@ def test_method_tables_match_meta_json() -> None:
         "session/prompt", "agent", S.PromptRequest, S.PromptResponse
     )
     assert S.METHODS["session/set_config_option"].params is S.SetSessionConfigOptionRequest
-    assert "session/set_model" not in S.METHODS  # IO-60: not stable
+    assert "session/set_model" not in S.METHODS  # protocol-acp.md#unstable-methods: not stable
 
 
 def test_every_struct_class_is_listed() -> None:
@@ -201,7 +207,7 @@ def test_wire_names_are_camel_case_and_meta_is_separate() -> None:
     assert S.SessionCapabilities(list_=S.SessionListCapabilities()).list_ is not UNSET
 
 
-# ---------------------------------------------------------- (c) acp.md examples
+# ---------------------------------------------------------- (c) protocol examples
 
 PROMPT = (
     b'{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"sess_9f2",'
@@ -303,7 +309,7 @@ def test_session_update_examples(text: str, cls: type) -> None:
 
 
 def test_tool_call_content_is_wrapped() -> None:
-    # IO-55: a content block inside tool-call content needs the "content" wrapper
+    # a content block inside tool-call content needs the "content" wrapper
     update = S.ToolCallProgress(
         tool_call_id="tc-7",
         content=[S.Content(content=S.TextContent(text="Created 1 file."))],
@@ -349,7 +355,7 @@ def test_mcp_server_variants(text: str, cls: type) -> None:
     assert type(server) is cls
     encoded = json.loads(msgspec.json.encode(server))
     if cls is S.McpServerStdio:
-        assert "type" not in encoded  # IO-45: sent without a type, accepted with or without
+        assert "type" not in encoded  # sent without a type, accepted with or without
     validate_against_schema("McpServer", encoded)
 
 

@@ -1,7 +1,8 @@
 """Session setup and management: new, load (replay), resume, list, close, delete.
 
-Protocol rules: acp.md §8, §11, §25 and interop-notes IO-36, IO-47..IO-49;
-demo behaviour: demo-agent.md "Sessions" and "Session options".
+Protocol rules: protocol-acp.md#sessions, protocol-acp.md#session-updates,
+protocol-acp.md#ordering, protocol-acp.md#mcp-servers, protocol-acp.md#load-and-replay; demo
+behaviour: docs/demo-agent.md "Sessions" and "Session options".
 """
 
 from __future__ import annotations

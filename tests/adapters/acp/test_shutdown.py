@@ -2,8 +2,8 @@
 
 ``serve_acp`` serves until EOF or ``stop``, then cancels running turns (their
 prompts answer ``cancelled`` while the client can still read), lets pending
-client requests fail, closes the sessions and flushes (interop-notes IO-30,
-IO-47).
+client requests fail, closes the sessions and flushes (protocol-acp.md#cancellation,
+protocol-acp.md#mcp-servers).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
 from wireproto.agent.api import Session
@@ -49,7 +50,7 @@ async def serving(agent: Any) -> AsyncIterator[tuple[Any, anyio.Event, anyio.Eve
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(serve)
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             yield RawAcp(ours), stop, served
         stop.set()
         await ours.aclose()
@@ -122,7 +123,7 @@ async def test_cancelling_serve_still_closes_the_sessions(workdir: Path) -> None
     agent = Recording()
     ours, theirs = memory_pair()
     client = RawAcp(ours)
-    with anyio.fail_after(10):
+    with anyio.fail_after(units(2)):
         async with anyio.create_task_group() as tg:
             tg.start_soon(serve_acp, agent, theirs)
             sid, _ = await _running(client, workdir, "/slow 1000")

@@ -1,7 +1,7 @@
 """The demo agent as a child process on stdio (``tests/helpers/acp_agent.py``), raw JSON-RPC.
 
 The same conformance checks as in memory apply to every line the child
-writes; its stdout carries nothing but protocol messages (IO-09).
+writes; its stdout carries nothing but protocol messages (protocol-acp.md#framing).
 """
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ from pathlib import Path
 
 import anyio
 import pytest
+from timeouts import units
 
 from .conftest import chunk, open_acp_process
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_conversation_over_stdio(workdir: Path, anyio_backend: str) -> None:
-    async with open_acp_process(backend=anyio_backend) as client:
+async def test_a_conversation_over_stdio(workdir: Path, anyio_backend_name: str) -> None:
+    async with open_acp_process(backend=anyio_backend_name) as client:
         await client.send_raw(b"{oops")
         parse_error = await client.next()
         init = await client.initialize({"fs": {"readTextFile": True}})
@@ -33,7 +34,7 @@ async def test_a_conversation_over_stdio(workdir: Path, anyio_backend: str) -> N
         await client.notify("session/cancel", {"sessionId": sid})
         cancelled = await client.response(rid)
         await client.stream.send_eof()
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             code = await client.stream.process.wait()
     assert parse_error["error"]["code"] == -32700 and parse_error["id"] is None
     assert init["agentInfo"]["name"] == "wireproto-demo"
@@ -45,8 +46,10 @@ async def test_a_conversation_over_stdio(workdir: Path, anyio_backend: str) -> N
     assert code == 0
 
 
-async def test_sigterm_ends_running_turns_gracefully(workdir: Path, anyio_backend: str) -> None:
-    async with open_acp_process(backend=anyio_backend) as client:
+async def test_sigterm_ends_running_turns_gracefully(
+    workdir: Path, anyio_backend_name: str
+) -> None:
+    async with open_acp_process(backend=anyio_backend_name) as client:
         await client.initialize()
         sid = (await client.new_session(str(workdir)))["sessionId"]
         rid = await client.request("session/prompt",
@@ -55,19 +58,19 @@ async def test_sigterm_ends_running_turns_gracefully(workdir: Path, anyio_backen
         await client.wait_for(chunk("tick 1"))
         client.stream.process.send_signal(signal.SIGTERM)
         response = await client.response(rid)
-        with anyio.fail_after(10):
+        with anyio.fail_after(units(2)):
             code = await client.stream.process.wait()
     assert response["result"] == {"stopReason": "cancelled"}
     assert code == 0
 
 
-async def test_flags_reach_the_agent(workdir: Path, anyio_backend: str) -> None:
+async def test_flags_reach_the_agent(workdir: Path, anyio_backend_name: str) -> None:
     stdio = {"name": "files", "command": "/bin/true", "args": [], "env": []}
     async with open_acp_process("--require-auth", "--allow-client-stdio-mcp",
-                                backend=anyio_backend) as client:
+                                backend=anyio_backend_name) as client:
         await client.initialize()
         gated = await client.error("session/list", {})
-    async with open_acp_process("--allow-client-stdio-mcp", backend=anyio_backend) as client:
+    async with open_acp_process("--allow-client-stdio-mcp", backend=anyio_backend_name) as client:
         await client.initialize()
         sid = (await client.new_session(str(workdir), [stdio]))["sessionId"]
         _, turn = await client.prompt(sid, "/mcp")

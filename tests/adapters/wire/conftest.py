@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.wire import WireClient, WireServer, connect_wire
 from wireproto.agent.api import Agent
@@ -125,11 +126,11 @@ async def _open_wire(
 
 @pytest.fixture
 def open_wire(
-    anyio_backend: str, workdir: Path, home: Path
+    anyio_backend_name: str, workdir: Path, home: Path
 ) -> Callable[..., AbstractAsyncContextManager[Served]]:
     """``open_wire(kind, agent=, runtime=, session_id=, handshake=, **client_options)``."""
     return functools.partial(
-        _open_wire, backend=anyio_backend, workdir=workdir, sessions=home / "sessions"
+        _open_wire, backend=anyio_backend_name, workdir=workdir, sessions=home / "sessions"
     )
 
 
@@ -216,7 +217,7 @@ async def _open_raw(
             yield Raw(probe, server)
         finally:
             probe.write_eof()
-            with anyio.move_on_after(10):
+            with anyio.move_on_after(units(2)):
                 while True:  # drain until the server has closed its side
                     try:
                         await probe.read()

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.adapters.wire import WireClient
 from wireproto.adapters.wire import messages as m
@@ -377,7 +378,7 @@ async def test_hooks_of_one_event_are_asked_at_once(open_wire: OpenWire) -> None
         if len(received) == 2:
             both.set()
         try:
-            with anyio.fail_after(5):  # asked one after the other, the first waits in vain
+            with anyio.fail_after(units(1)):  # asked one after the other, the first waits in vain
                 await both.wait()
         except TimeoutError:
             late.append(r.subscription_id)

@@ -284,14 +284,14 @@ async def test_set_plan_mode(open_wire: OpenWire) -> None:
 
 
 async def test_sigterm_mid_turn_ends_the_turn_cleanly(
-    anyio_backend: str, workdir: Path
+    anyio_backend_name: str, workdir: Path
 ) -> None:
     import signal
 
     from wireproto.adapters.wire import WireClient
     from wireproto.transports.subprocess import open_subprocess
 
-    cmd = [sys.executable, str(SERVER_SCRIPT), anyio_backend, "--work-dir", str(workdir)]
+    cmd = [sys.executable, str(SERVER_SCRIPT), anyio_backend_name, "--work-dir", str(workdir)]
     ticks = Ticks()
     async with open_subprocess(cmd, stderr="log") as stream:
         async with WireClient(stream, on_event=ticks) as client:

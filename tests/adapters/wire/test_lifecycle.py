@@ -1,4 +1,5 @@
-"""Turn ends, cancellation, shutdown, failures and request ids of the Wire server (§5, §13)."""
+"""Turn ends, cancellation, shutdown, failures and request ids of the Wire server
+(protocol-wire.md#methods, protocol-wire.md#deviations)."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def payloads(messages: list[Any], kind: str) -> list[Any]:
     return [event(x)[1] for x in messages if x.get("method") == "event" and event(x)[0] == kind]
 
 
-# ------------------------------------------------------------------ §13.6
+# ------------------------------------------------------------------
 
 
 async def test_cancel_resolves_a_pending_approval_visibly(
@@ -132,7 +133,7 @@ async def test_end_of_input_mid_turn_cancels_and_flushes(open_raw: OpenRaw) -> N
         assert after[-1]["result"] == {"status": "cancelled"}
 
 
-# ------------------------------------------------------------------ failed answers (§6.3)
+# ------------------------------------------------------------------ failed answers
 
 
 @pytest.mark.parametrize(
@@ -333,7 +334,7 @@ async def test_set_plan_mode_raw(open_raw: OpenRaw) -> None:
         assert after[-1]["result"] == {"status": "ok", "plan_mode": True}
 
 
-# ------------------------------------------------------------------ §13.5 unique ids
+# ------------------------------------------------------------------ unique ids
 
 
 class Duplicates(Agent):

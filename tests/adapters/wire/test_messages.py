@@ -391,7 +391,7 @@ def test_decode_response_by_request_type() -> None:
     )
     assert result.return_value.display == [ShellDisplayBlock(language="sh", command="ls")]
     assert result.return_value.extras is None
-    # display is required in a client's tool result (§10.3).
+    # display is required in a client's tool result (protocol-wire.md#tool-return-value).
     with pytest.raises(RemoteProtocolError):
         decode_response(
             tool,

@@ -1,4 +1,5 @@
-"""The Wire server driven with raw NDJSON lines: every row of spec §3 as amended by §13."""
+"""The Wire server driven with raw NDJSON lines: every row of protocol-wire.md#inbound-errors as
+amended by protocol-wire.md#deviations."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ async def assert_alive(raw: Raw) -> None:
     assert reply == error("alive", -32000, "No agent turn is in progress")
 
 
-# ------------------------------------------------------------------ §3 rows 1-2
+# ------------------------------------------------------------------ rows 1-2
 
 
 async def test_not_json_is_parse_error_with_exact_bytes(open_raw: OpenRaw) -> None:
@@ -142,7 +143,7 @@ async def test_known_method_as_notification_is_logged(
         await assert_alive(raw)
 
 
-# ------------------------------------------------------------------ row 5 and §13.4
+# ------------------------------------------------------------------ row 5 and
 
 
 @pytest.mark.parametrize(
@@ -213,7 +214,7 @@ async def test_cancel_ignores_params(open_raw: OpenRaw, params: Any) -> None:
         assert replies[-1]["result"] == {"status": "cancelled"}
 
 
-# ------------------------------------------------------------------ §5 methods in raw form
+# ------------------------------------------------------------------ methods in raw form
 
 
 async def test_initialize_result_shape(open_raw: OpenRaw) -> None:
@@ -232,7 +233,7 @@ async def test_initialize_result_shape(open_raw: OpenRaw) -> None:
             "hooks": [{"id": "h1", "event": "PreToolUse"}],
         })
         result = reply["result"]
-        assert result["protocol_version"] == "1.1"  # min(client, ours), §13.2
+        assert result["protocol_version"] == "1.1"  # min(client, ours),
         assert result["server"]["name"] == "wireproto-demo"
         assert [c["name"] for c in result["slash_commands"]][:2] == ["help", "read"]
         assert result["slash_commands"][0] == {

@@ -1,4 +1,5 @@
-"""Wire protocol versions: table, parsing, comparison, negotiation (§12, §13.2)."""
+"""Wire protocol versions: table, parsing, comparison, negotiation
+(protocol-wire.md#version-history, protocol-wire.md#version-negotiation)."""
 
 from __future__ import annotations
 

@@ -17,14 +17,14 @@ to the client come from :class:`~.agentcalls.ClientCalls`).
   unknown notifications are ignored. ``session/set_model`` (unstable, never
   advertised) shares the option dispatcher with ``session/set_mode`` and
   ``session/set_config_option``.
-* **Initialization first** (acp.md §3, §25.1): until an ``initialize`` has
+* **Initialization first** (protocol-acp.md#lifecycle): until an ``initialize`` has
   been answered, every other request of the table is answered ``-32600``
   (as the TypeScript SDK's protocol router does) and notifications are
   ignored. A second ``initialize`` is answered again (the client's new
   capabilities replace the old ones).
 * **Prompt content** is checked against what :data:`AGENT_CAPABILITIES`
   advertises (table :data:`PROMPT_GATES`): an ``audio`` block (not
-  advertised) answers ``-32602`` naming the block, as acp.md §26 lists
+  advertised) answers ``-32602`` naming the block, as protocol-acp.md#error-codes lists
   "unsupported prompt content" under invalid params.
 * **Errors** of the agent API map through :data:`ERROR_CODES`; ACP has no
   code for :class:`~wireproto.errors.Busy` (a second prompt while a turn

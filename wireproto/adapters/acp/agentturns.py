@@ -6,12 +6,12 @@ A ``session/prompt`` handler calls :meth:`TurnRunner.prompt`, which starts
 the turn (:meth:`Runtime.prompt <wireproto.agent.runtime.Runtime.prompt>`)
 in a task of the runner's own task group and waits for it. Every update of
 the turn is therefore queued before the handler returns, so before the
-response (acp.md §25, IO-34). At most one turn runs per session; another
+response (protocol-acp.md#ordering). At most one turn runs per session; another
 prompt for it is :class:`~wireproto.errors.Busy`.
 
 * :meth:`TurnRunner.cancel` (``session/cancel``, ``session/close``) asks the
   runtime to cancel the session's turn; the turn ends by itself and its
-  prompt answers ``cancelled`` (IO-26).
+  prompt answers ``cancelled`` (protocol-acp.md#stop-reasons).
 * When the waiting handler itself is cancelled (``$/cancel_request`` for the
   prompt, or the connection shutting down) it cancels the turn and waits up
   to :data:`TURN_GRACE` seconds for it before giving up.

@@ -1,4 +1,4 @@
-"""The ACP client role: drive any ACP agent over any message stream (spec ``acp.md``).
+"""The ACP client role: drive any ACP agent over any message stream (docs/protocol-acp.md).
 
 Theory of operation
 -------------------
@@ -6,22 +6,22 @@ Theory of operation
 :class:`~wireproto.rpc.peer.Peer` with the ACP dialect and ``$/cancel_request``
 in both directions. Everything received is decoded with the schema's leniency
 (:func:`wireproto.adapters.acp.codec.decode`); a ``null`` result is accepted
-where the result type has no required field (IO-54).
+where the result type has no required field (protocol-acp.md#client-side).
 
 * **Sessions.** The client keeps a :class:`ClientSession` per session it
   created, loaded or resumed. The id of a new session is registered by a hook
   that runs when the ``session/new`` response is delivered, before any later
-  notification is handled (IO-37), so updates sent right after the response
+  notification is handled (protocol-acp.md#client-side), so updates sent right after the response
   are never lost. ``session/load`` and ``session/resume`` register the id
   before sending; every update that arrives before the ``session/load``
-  response is *replay* (IO-50): it is collected, returned by
+  response is *replay* (protocol-acp.md#client-side): it is collected, returned by
   :meth:`ClientConnection.load_session`, flagged ``replay=True`` for
   ``on_update`` and never given to a turn. Updates for unknown sessions, or
   that fail to decode (e.g. an unknown ``sessionUpdate``), are logged and
   dropped.
 * **Order.** Notifications are handled one at a time in arrival order by the
   peer's inbox, and a response is delivered only after the notifications
-  before it were handled (IO-38). ``on_update`` sees every update; a running
+  before it were handled (protocol-acp.md#ordering). ``on_update`` sees every update; a running
   :class:`~.turn.PromptTurn` also yields the live updates of its session read after its
   prompt was sent (those read before, e.g. late ones of the previous turn,
   never reach it: :meth:`~wireproto.rpc.peer.Peer.call_in_order` marks
@@ -32,13 +32,13 @@ where the result type has no required field (IO-54).
 * **Prompt turns.** ``async with client.prompt(sid, blocks) as turn`` sends
   ``session/prompt``; ``async for update in turn`` yields the updates and
   ends when the response arrives (the turn is closed by the response hook,
-  so a late update is never attributed to it, IO-32); ``turn.stop_reason``
+  so a late update is never attributed to it, protocol-acp.md#ordering); ``turn.stop_reason``
   then holds the stop reason, reported as sent even when it is not one of
-  the known values (IO-61). Leaving the block before the end cancels the
+  the known values (protocol-acp.md#client-side). Leaving the block before the end cancels the
   turn (``session/cancel``) and waits for the agent's answer.
 * **Cancel.** :meth:`ClientConnection.cancel` sends ``session/cancel`` and
   answers every pending ``session/request_permission`` of that session with
-  ``cancelled`` (IO-29); later permission requests of the same turn are
+  ``cancelled`` (protocol-acp.md#cancellation); later permission requests of the same turn are
   answered ``cancelled`` at once.
 * **Handlers** (agent -> client requests), each advertised in
   ``initialize`` only when installed: permissions (``on_permission``; without
@@ -124,8 +124,9 @@ class ClientConnection:
         file_system: serves ``fs/*``; advertised when given.
         terminals: serves ``terminal/*``; advertised when given; entered
             and exited with the connection.
-        notices / compaction / boolean_options: advertise that the caller
-            renders ``notice`` updates, compaction updates, boolean options.
+        notices: advertise that the caller renders ``notice`` updates.
+        compaction: advertise that it renders compaction updates.
+        boolean_options: advertise that it renders boolean config options.
         on_elicitation: answers ``elicitation/create`` (see
             :mod:`.clientelicit`); ``elicitation`` is advertised, with
             ``elicitation_modes``, only when given.
@@ -359,7 +360,7 @@ class ClientConnection:
         """Load a session; the agent's history replay is collected and returned.
 
         Replayed updates go to ``on_update`` flagged ``replay=True`` and
-        never to a turn (IO-50).
+        never to a turn (protocol-acp.md#client-side).
 
         Raises:
             ValueError / LocalProtocolError / RpcError: as :meth:`new_session`;
@@ -537,7 +538,8 @@ class ClientConnection:
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn: ``session/cancel``, then every pending
-        permission request of the session is answered ``cancelled`` (IO-29)."""
+        permission request of the session is answered ``cancelled``
+        (protocol-acp.md#cancellation)."""
         self._require("session/cancel")
         if session_id in self._turns:
             self.requests.cancelled.add(session_id)

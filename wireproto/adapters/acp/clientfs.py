@@ -3,7 +3,7 @@
 :class:`FileSystem` is what :class:`~wireproto.adapters.acp.client.ClientConnection`
 calls; installing one advertises ``fs.readTextFile`` and ``fs.writeTextFile``.
 :class:`LocalFileSystem` serves local files **confined to the session's
-roots** ``[cwd, *additionalDirectories]`` (acp.md §8): paths must be absolute,
+roots** ``[cwd, *additionalDirectories]`` (protocol-acp.md#sessions): paths must be absolute,
 symbolic links are resolved first, and a path that does not resolve into a
 root is refused with ``-32602``. Error answers:
 

@@ -10,7 +10,7 @@ the method to be routed (and advertised). A method not routed is answered
 Permission requests are answered by ``on_permission`` inside a cancel scope
 per request: :meth:`AgentRequests.cancel_permissions` (called when the client
 sends ``session/cancel`` or ``session/close``) makes every pending one of the
-session answer ``cancelled`` (IO-29), and a session listed in
+session answer ``cancelled`` (protocol-acp.md#cancellation), and a session listed in
 :attr:`AgentRequests.cancelled` gets ``cancelled`` at once. A
 ``$/cancel_request`` from the agent cancels the whole handler instead, and
 the peer answers ``-32800``.

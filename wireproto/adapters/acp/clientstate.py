@@ -3,10 +3,10 @@
 * :class:`ClientSession` is kept current from the session's updates by the
   table :data:`_APPLY` (config options, commands, mode, title, usage).
 * :class:`SessionEvent` is what ``on_update`` receives; replayed history is
-  flagged (IO-50).
+  flagged (protocol-acp.md#client-side).
 * :func:`decode_notification` decodes ``session/update`` leniently and also
-  accepts the documented aliases of :data:`_UPDATE_ALIASES` (acp.md §22), and
-  ``usage_update`` counts sent as ``null`` (read as 0, :data:`_UNKNOWN_COUNTS`).
+  accepts the documented aliases of :data:`_UPDATE_ALIASES` (protocol-acp.md#schema-over-docs),
+  and ``usage_update`` counts sent as ``null`` (read as 0, :data:`_UNKNOWN_COUNTS`).
 * :func:`default_outcome` is the answer to a permission request when no
   handler is installed: the first ``reject_*`` option, else ``cancelled``.
 """
@@ -172,7 +172,7 @@ def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionO
 # ------------------------------------------------------------- decoding
 
 _UPDATE_ALIASES: dict[str, tuple[tuple[str, str], ...]] = {
-    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake (§22)
+    "current_mode_update": (("modeId", "currentModeId"),),  # the v1 doc's mistake
 }
 """``sessionUpdate`` -> (alias, schema name) pairs accepted on input."""
 

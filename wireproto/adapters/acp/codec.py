@@ -4,7 +4,7 @@ Theory of operation
 -------------------
 The Structs of :mod:`wireproto.adapters.acp.schema` are strict, which is what
 outbound data needs. Inbound data follows the schema's decoder annotations
-(acp.md §20): ``x-deserialize-default-on-error`` (a malformed value becomes
+(protocol-acp.md#lenient-decoding): ``x-deserialize-default-on-error`` (a malformed value becomes
 the field's default), ``x-deserialize-skip-invalid-items`` (invalid array
 items are dropped) and ``x-deserialize-default-on-null`` (``null`` means the
 default). The generated ``LENIENCY`` table says which field has which rule.

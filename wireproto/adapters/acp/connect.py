@@ -57,15 +57,17 @@ async def connect_acp(
         cmd: the agent command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: the spawned command's environment and working directory.
+        env: the spawned command's environment.
+        cwd: the spawned command's working directory.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
-        client_info ... update_buffer, on_elicitation ... elicitation_modes:
-            see :class:`ClientConnection` (``elicitation`` is advertised only
-            with an ``on_elicitation`` handler).
+        client_info: see :class:`ClientConnection` (likewise the options
+            ``on_permission`` to ``update_buffer``, and ``on_elicitation`` to
+            ``elicitation_modes``: ``elicitation`` is advertised only with an
+            ``on_elicitation`` handler).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
 

@@ -1,4 +1,4 @@
-"""Hand-written ACP types that are not in the stable schema (acp.md §23, IO-44, IO-60).
+"""Hand-written ACP types that are not in the stable schema (protocol-acp.md#unstable-methods).
 
 The generated :mod:`wireproto.adapters.acp.schema` covers the stable schema
 only. This module adds the few unstable or removed shapes wireproto still

@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 ``session/new``, ``session/load`` and ``session/resume`` carry ``mcpServers``
-(acp.md §15, interop-notes IO-44..IO-47). The adapter translates every
+(protocol-acp.md#mcp-servers). The adapter translates every
 accepted entry into a neutral :class:`~wireproto.agent.api.McpServer` and
 hands the list to the session; the agent's runtime decides how to connect.
 What happens to each kind of entry is the table :data:`TRANSPORTS` plus two
@@ -15,8 +15,8 @@ rules:
   the server, before any session is created or resumed, unless the agent
   was started with ``allow_client_stdio_mcp`` (it then trusts the client's
   choice of executable; transport ``stdio``, ``env`` kept, never logged).
-  This is wireproto's deliberate security deviation from the spec (acp.md
-  §15);
+  This is wireproto's deliberate security deviation from the protocol
+  (protocol-acp.md#client-stdio-mcp-servers);
 * the unstable ``type: "acp"`` (MCP tunnelled over ACP): taken out of the
   raw params before decoding (:func:`decode_setup`), dropped with a warning in
   the log and, when the client advertised ``session.notices``, a ``notice``

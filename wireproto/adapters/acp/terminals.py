@@ -1,4 +1,4 @@
-"""The terminals an ACP client offers its agent (``terminal/*``, acp.md §17.2).
+"""The terminals an ACP client offers its agent (``terminal/*``, protocol-acp.md#terminals).
 
 :class:`Terminals` is what :class:`~wireproto.adapters.acp.client.ClientConnection`
 calls; installing one advertises ``terminal: true``. It is an async context

@@ -8,7 +8,7 @@ neutral values in and writes the ACP Structs that come out.
 * **Prompt content.** ACP content blocks become neutral
   :data:`~wireproto.agent.content.ContentBlock`\\ s through the table
   :data:`_BLOCK_IN` (block class -> converter); the embedded resource
-  variant is picked by its resource class (:data:`_RESOURCE_IN`). The way
+  variant is told apart by its resource class (:func:`_resource_in`). The way
   back (:func:`block_out`, for replayed user messages) is the table
   :data:`_BLOCK_OUT`.
 * **Events.** :func:`updates` turns one neutral

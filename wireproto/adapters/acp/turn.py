@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(s.StopReason))
-"""The stop reasons of ACP v1; others are reported as received (IO-61)."""
+"""The stop reasons of ACP v1; others are reported as received (protocol-acp.md#client-side)."""
 
 
 class PromptResult(s.Base, kw_only=True):
@@ -51,7 +51,9 @@ class PromptResult(s.Base, kw_only=True):
 
 
 def decode_result(method: str, raw: msgspec.Raw, type_: type[R]) -> R:
-    """Decode a result leniently; ``null`` is ``{}`` where nothing is required (IO-54).
+    """Decode a result leniently; ``null`` is ``{}`` where nothing is required.
+
+    See protocol-acp.md#schema-over-docs.
 
     Raises:
         RemoteProtocolError: the result does not fit ``type_``.
@@ -187,7 +189,7 @@ class PromptTurn:
         def sent() -> None:
             nonlocal started
             started = True
-            # updates read before the prompt went out are not the turn's (IO-32)
+            # updates read before the prompt went out are not the turn's (protocol-acp.md#ordering)
             self._client.peer.call_in_order(self._accept)
             task_status.started()
 

@@ -1,9 +1,9 @@
 """Check encoded ACP values against the vendored official JSON schema.
 
-Meant for tests and debugging (outbound data must always validate, acp.md
-§20): every generated Struct knows the schema definition its encoding must
-satisfy (``schema.DEF_OF``). Validation uses ``jsonschema`` (Draft 2020-12)
-and is slow; the protocol path never calls it.
+Meant for tests and debugging (outbound data must always validate,
+protocol-acp.md#lenient-decoding): every generated Struct knows the schema
+definition its encoding must satisfy (``schema.DEF_OF``). Validation uses
+``jsonschema`` (Draft 2020-12) and is slow; the protocol path never calls it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Kimi CLI's Wire protocol (``wire.md``): both roles, and one-call entry points.
+"""Kimi CLI's Wire protocol: both roles, and one-call entry points.
 
 * :func:`serve_wire` serves an agent (or a :class:`~wireproto.agent.runtime.Runtime`)
   to one client: over this process's stdio by default, or over any message
@@ -140,11 +140,13 @@ async def connect_wire(
         cmd: the server command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: the spawned command's environment and directory.
+        env: the spawned command's environment.
+        cwd: the spawned command's directory.
         stderr: the spawned command's stderr: ``"inherit"`` or ``"log"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
-        client_info ... initialize_timeout: see :class:`WireClient`.
+        client_info: see :class:`WireClient` (likewise the options
+            ``external_tools`` to ``initialize_timeout``).
 
     Yields:
         the client; on exit it is closed and a spawned server is shut down.

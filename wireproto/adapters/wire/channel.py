@@ -9,20 +9,20 @@ The runtime and the agent's turns talk to the client through
   ``event`` notifications through the peer's single, bounded, ordered writer:
   a slow client makes the turn wait, and order is kept.
 * **Requests** (approvals, external tool calls, questions, hooks) are
-  ``request``\\ s whose JSON-RPC id equals the payload id (spec §2.4, §13.5).
+  ``request``\\ s whose JSON-RPC id equals the payload id (protocol-wire.md#request-ids).
   Each one is *exchanged* by a task owned by the connection's task group; the
   asking turn only waits for the exchange's outcome. This is what lets a
   request be **abandoned** — when the turn is cancelled, the turn ends or the
   connection shuts down — without forgetting it: the exchange keeps waiting
   (up to :data:`LATE_ANSWER_GRACE` seconds) so a late answer is recognised,
   logged at debug level and dropped.
-* **Visible resolution** (spec §13.6). Abandoning a request tells the client
-  at once with an event it already understands: ``ApprovalResponse``
+* **Visible resolution** (protocol-wire.md#visible-resolution). Abandoning a
+  request tells the client at once with an event it already understands: ``ApprovalResponse``
   ``reject`` with ``feedback`` naming the reason, or an error ``ToolResult``.
   The asking code gets the safe outcome (reject, error result, no answers,
   allow) unless it was itself cancelled.
-* **Failures** of a request are never fatal (spec §6.3): a JSON-RPC error or an
-  invalid result counts as reject / error tool result / dismissed / allow.
+* **Failures** of a request are never fatal (protocol-wire.md#failed-answers):
+  a JSON-RPC error or an invalid result counts as reject / error tool result / dismissed / allow.
 
 No event waits behind a pending request: requests are awaited in the asking
 task only, while events from other tasks keep flowing through the writer.
@@ -93,7 +93,10 @@ _TOOL_FAILURES: dict[type[BaseException], Callable[[BaseException], str]] = {
     TimeoutError: lambda exc: "The client did not answer in time.",
     LocalProtocolError: lambda exc: str(exc),
 }
-"""Failure of a ``ToolCallRequest`` -> the error message for the model (spec §6.3)."""
+"""Failure of a ``ToolCallRequest`` -> the error message for the model.
+
+See protocol-wire.md#failed-answers.
+"""
 
 _EXCHANGE_ERRORS = (RpcError, RemoteProtocolError, ConnectionClosed, TimeoutError,
                     LocalProtocolError)  # fmt: skip
@@ -224,7 +227,7 @@ class WireChannel:
         return entry
 
     async def _abandon(self, entry: _Exchange, reason: str) -> None:
-        """Stop waiting for ``entry`` and tell the client (spec §13.6)."""
+        """Stop waiting for ``entry`` and tell the client (protocol-wire.md#visible-resolution)."""
         if entry.abandoned is not None or entry.done.is_set():
             return
         entry.abandoned = reason

@@ -1,4 +1,4 @@
-"""The Wire client role: drive any Wire server (spec ``wire.md``).
+"""The Wire client role: drive any Wire server (docs/protocol-wire.md).
 
 Theory of operation
 -------------------
@@ -7,11 +7,11 @@ Theory of operation
 server carry **string** ids (``"prompt-3"``): the reference server rejects
 numeric ids with ``-32600``.
 
-* :meth:`WireClient.initialize` sends the KLIP-12 handshake (our newest
+* :meth:`WireClient.initialize` sends the ``initialize`` handshake (our newest
   version, external tools, capabilities, hook subscriptions) with a timeout.
   A ``-32601`` answer or no answer at all means a server older than the
   handshake: the client logs it, sets :attr:`WireClient.legacy` and carries on
-  in v1 mode (spec §10.6).
+  in v1 mode (protocol-wire.md#compatibility).
 * ``event`` notifications are decoded (unknown types become
   :class:`~.messages.UnknownEvent`, never an error) and handled in arrival
   order: passed to ``on_event`` and put on a bounded queue read with
@@ -22,8 +22,8 @@ numeric ids with ``-32600``.
   (approval, external tool, question, hook), each with a safe default:
   reject, an error tool result, dismissed, allow. When the server resolves a
   request by itself (an ``ApprovalResponse`` / ``ToolResult`` event naming a
-  request still being handled, spec §13.6), the handler is cancelled and the
-  default answer is sent.
+  request still being handled, protocol-wire.md#visible-resolution), the
+  handler is cancelled and the default answer is sent.
 """
 
 from __future__ import annotations
@@ -135,8 +135,9 @@ class WireClient:
         initialized: the server answered ``initialize``.
         legacy: the server predates ``initialize`` (v1 mode).
         protocol_version: the negotiated version (``None`` in v1 mode).
-        server_info, slash_commands, external_tools_result, hooks_info,
-        server_capabilities: what the ``initialize`` answer said.
+        server_info: what the ``initialize`` answer said (likewise
+            ``slash_commands``, ``external_tools_result``, ``hooks_info``
+            and ``server_capabilities``).
     """
 
     def __init__(
@@ -362,7 +363,10 @@ class WireClient:
             await self._events_in.send(event)
 
     def _dismiss(self, event: WireEvent) -> None:
-        """Cancel a handler whose request the server resolved by itself (spec §13.6)."""
+        """Cancel a handler whose request the server resolved by itself.
+
+        See protocol-wire.md#visible-resolution.
+        """
         key = None
         if isinstance(event, m.ApprovalResponse):
             key = event.request_id

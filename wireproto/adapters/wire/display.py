@@ -1,4 +1,4 @@
-"""Display blocks of the Wire protocol (spec ``wire.md`` §8.5).
+"""Display blocks of the Wire protocol (protocol-wire.md#display-blocks).
 
 A display block is user-facing UI content attached to an ``ApprovalRequest``
 (``display``) or to a tool's ``ToolReturnValue`` (``display``). Blocks are

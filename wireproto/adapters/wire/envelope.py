@@ -1,4 +1,6 @@
-"""The ``{type, payload}`` envelope of Wire events and requests (spec §6).
+"""The ``{type, payload}`` envelope of Wire events and requests.
+
+See protocol-wire.md#type-payload-envelope.
 
 The server sends two JSON-RPC methods, ``event`` (notification) and
 ``request`` (request); both carry ``params = {"type": <tag>, "payload": {...}}``
@@ -25,7 +27,7 @@ Theory of operation
   ``data = {"path": "$.payload.n", "reason": "..."}``, so a handler can let it
   propagate as the JSON-RPC answer. An invalid *result* of a request raises
   :class:`~wireproto.errors.RemoteProtocolError`; the caller applies the
-  fallback of §6.3 (reject, error tool result, empty answers, allow).
+  fallback of protocol-wire.md#failed-answers (reject, error tool result, empty answers, allow).
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ REQUEST_TYPES: dict[str, type[Request]] = {cls.WIRE_TYPE: cls for cls in REQUEST
 """Envelope tag -> request Struct."""
 
 LEGACY_TYPE_NAMES: dict[str, str] = {"ApprovalRequestResolved": "ApprovalResponse"}
-"""Old envelope tags still accepted on input -> current tag (§10.6)."""
+"""Old envelope tags still accepted on input -> current tag (protocol-wire.md#compatibility)."""
 
 RESPONSE_TYPES: dict[type[Request], type[Response]] = {
     ApprovalRequest: ApprovalResponse,
@@ -269,7 +271,7 @@ def encode_event(event: Event | UnknownEvent) -> WireEnvelope:
 def encode_request(request: Request) -> WireEnvelope:
     """Wrap a request in its ``{type, payload}`` envelope (params of method ``request``).
 
-    The JSON-RPC id of the request must equal ``request.id`` (§2.4, §13.5).
+    The JSON-RPC id of the request must equal ``request.id`` (protocol-wire.md#request-ids).
 
     Raises:
         LocalProtocolError: ``request`` is not a request type.
@@ -340,7 +342,7 @@ def decode_response(request: Request, result: Any) -> Response:
 
     Raises:
         RemoteProtocolError: the result does not have the expected shape; the
-            caller applies the fallback of §6.3.
+            caller applies the fallback of protocol-wire.md#failed-answers.
     """
     target = RESPONSE_TYPES[type(request)]
     try:

@@ -1,6 +1,6 @@
 """Typed Wire messages: content parts, events, requests and their results.
 
-Spec: ``wire.md`` §7 (content parts) and §8 (message types). The envelope
+Protocol: protocol-wire.md#content-parts and protocol-wire.md#events. The envelope
 helpers that put these Structs on the wire (``encode_event``,
 ``decode_event``, ...) live in :mod:`.envelope`; display blocks in
 :mod:`.display`; method params/results in :mod:`.methods`.
@@ -84,7 +84,7 @@ __all__ = [
     "WireEnvelope",
 ]
 
-# --------------------------------------------------------------------------- content parts (§7)
+# --------------------------------------------------------------------------- content parts
 
 
 class MediaURL(msgspec.Struct, kw_only=True):
@@ -131,12 +131,12 @@ class VideoURLPart(msgspec.Struct, tag="video_url", tag_field="type", kw_only=Tr
 
 
 ContentPart = TextPart | ThinkPart | ImageURLPart | AudioURLPart | VideoURLPart
-"""A content part; an unknown ``type`` fails validation (§7, §13.4)."""
+"""A content part; an unknown ``type`` fails validation (protocol-wire.md#bad-input)."""
 
 UserInput = str | list[ContentPart]
 """``user_input`` of ``prompt``, ``steer``, ``TurnBegin`` and ``SteerInput``."""
 
-# --------------------------------------------------------------------------- tool values (§8.4)
+# --------------------------------------------------------------------------- tool values
 
 
 class FunctionBody(msgspec.Struct, kw_only=True):
@@ -177,7 +177,7 @@ def _brief(text: str) -> list[DisplayBlock]:
     return [BriefDisplayBlock(text=text)] if text else []
 
 
-# --------------------------------------------------------------------------- events (§8.1, §8.2)
+# --------------------------------------------------------------------------- events
 
 
 class TurnBegin(msgspec.Struct, kw_only=True):
@@ -433,7 +433,7 @@ class UnknownEvent(msgspec.Struct, kw_only=True):
     payload: Any = msgspec.field(default_factory=dict)
 
 
-# --------------------------------------------------------------------------- requests (§8.3)
+# --------------------------------------------------------------------------- requests
 
 
 ApprovalSourceKind = Literal["foreground_turn", "background_agent"]

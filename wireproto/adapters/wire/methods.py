@@ -1,6 +1,7 @@
 """Client -> server methods of the Wire protocol: params, results, error codes.
 
-Spec: ``wire.md`` §4 (error codes), §5 (methods), §9 (hooks), §10 (KLIP-12).
+Protocol: protocol-wire.md#methods, protocol-wire.md#error-codes, protocol-wire.md#hooks and
+protocol-wire.md#external-tools.
 
 Theory of operation
 -------------------
@@ -94,11 +95,11 @@ HOOK_EVENTS: Final[tuple[str, ...]] = (
     "PostCompact",
     "Notification",
 )
-"""Hook events a client may subscribe to at protocol 1.10 (§9)."""
+"""Hook events a client may subscribe to at protocol 1.10 (protocol-wire.md#hooks)."""
 
 
 class WireErrorCode(IntEnum):
-    """Wire-specific JSON-RPC error codes (§4)."""
+    """Wire-specific JSON-RPC error codes (protocol-wire.md#error-codes)."""
 
     INVALID_STATE = -32000
     """A turn/replay is (not) running, or plan mode is unsupported."""
@@ -145,7 +146,7 @@ class WireText(str, Enum):
     QUESTIONS_UNSUPPORTED = "client does not support interactive questions"
 
 
-# --------------------------------------------------------------------------- initialize (§5.1)
+# --------------------------------------------------------------------------- initialize
 
 
 class ClientInfo(msgspec.Struct, kw_only=True):
@@ -172,7 +173,7 @@ class HookSubscription(msgspec.Struct, kw_only=True):
 
 
 class InitializeParams(msgspec.Struct, kw_only=True):
-    """Params of ``initialize`` (1.1, KLIP-12).
+    """Params of ``initialize`` (since 1.1).
 
     ``protocol_version`` is required and must be dot-separated decimal integers
     (checked on decode; an invalid value fails with path ``$.protocol_version``).
@@ -242,7 +243,7 @@ class InitializeResult(msgspec.Struct, kw_only=True):
     capabilities: ServerCapabilities = msgspec.field(default_factory=ServerCapabilities)
 
 
-# --------------------------------------------------------------------------- turns (§5.2-§5.6)
+# --------------------------------------------------------------------------- turns
 
 
 class PromptParams(msgspec.Struct, kw_only=True):
@@ -312,7 +313,7 @@ class WireMethod(Generic[P, R]):
         name: the JSON-RPC method name.
         params: the params Struct, or ``None`` when params are ignored.
         result: the result Struct.
-        since: the protocol version that introduced the method (§12).
+        since: the protocol version that introduced the method (protocol-wire.md#version-history).
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""The Wire server role: serve one agent session per connection (spec ``wire.md``).
+"""The Wire server role: serve one agent session per connection (docs/protocol-wire.md).
 
 Theory of operation
 -------------------
@@ -14,12 +14,13 @@ One *streaming operation* (a ``prompt`` turn or a ``replay``) runs at a time;
 a second one, or ``initialize`` meanwhile, gets ``-32000``. Every server
 request belongs to a turn and is resolved when the turn ends, so none is
 pending when ``initialize`` is accepted: the reference's re-sending of
-pending approvals on ``initialize`` (spec §5.1) has nothing to re-send here. A turn is framed
-by the server itself — ``TurnBegin`` and ``StepBegin`` before the agent runs,
-``StepInterrupted`` (cancel or error) and ``TurnEnd`` after it, always before
-the ``prompt`` response — and everything in between comes from the agent
-through :class:`~.channel.WireChannel`. Requests of the turn still unanswered
-when it ends are resolved visibly first (spec §13.6).
+pending approvals on ``initialize`` (protocol-wire.md#initialize) has
+nothing to re-send here. A turn is framed by the server itself —
+``TurnBegin`` and ``StepBegin`` before the agent runs, ``StepInterrupted``
+(cancel or error) and ``TurnEnd`` after it, always before the ``prompt``
+response — and everything in between comes from the agent through
+:class:`~.channel.WireChannel`. Requests of the turn still unanswered
+when it ends are resolved visibly first (protocol-wire.md#visible-resolution).
 
 Agent failures map to Wire codes through :data:`AGENT_ERROR_CODES`;
 anything unexpected becomes ``-32603 Internal error`` (logged by the peer),
@@ -199,7 +200,7 @@ class WireServer:
         return self.protocol_version is not None
 
     def router(self) -> Router:
-        """The inbound method table (spec §5)."""
+        """The inbound method table (protocol-wire.md#methods)."""
         router = Router()
         router.add("initialize", self._initialize, InitializeParams)
         router.add("prompt", self._prompt, PromptParams)

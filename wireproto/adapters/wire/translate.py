@@ -16,7 +16,7 @@ and writes what comes out.
   because Wire spreads a tool call over a ``ToolCall`` event and a later
   ``ToolResult`` event: the translator remembers each open call's Wire id,
   content and message until the final status arrives.
-* **Tool-call ids** (spec §13.5). The Wire id of a call is its neutral id
+* **Tool-call ids** (protocol-wire.md#request-ids). The Wire id of a call is its neutral id
   unless that id is still in use (an open call, or an id the caller reserves,
   e.g. a pending request); then ``~2``, ``~3`` ... is appended. The same Wire
   id is used for the ``ToolCall`` event, the ``ToolCallRequest`` and the
@@ -30,11 +30,11 @@ and writes what comes out.
   replayed ``TurnEnd`` has its ``TurnBegin``. Later steps of a turn
   (``StepStarted``) are ``StepBegin`` with their number either way; the
   translator counts them for a ``max_steps_reached`` answer (:attr:`Translator.steps`).
-* **Approval ids** (spec §13.5). An approval's Wire id is the neutral
+* **Approval ids** (protocol-wire.md#request-ids). An approval's Wire id is the neutral
   request id unless a request with that id is pending on the connection;
   then a fresh UUID is used (:meth:`Translator.approval_id`) and the
   ``ApprovalResponse`` event of the neutral resolution carries it too.
-* **Visible resolutions** (spec §13.6). When the server resolves an
+* **Visible resolutions** (protocol-wire.md#visible-resolution). When the server resolves an
   unanswered request itself it writes the ``ApprovalResponse`` /
   ``ToolResult`` event at once and marks the id with :meth:`Translator.resolved`;
   the neutral event that follows later for the same id is then dropped, so the

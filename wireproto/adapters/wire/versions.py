@@ -1,4 +1,4 @@
-"""Wire protocol versions: the table of §12, parsing, comparison, negotiation.
+"""Wire protocol versions: the version history, parsing, comparison, negotiation.
 
 Theory of operation
 -------------------
@@ -9,14 +9,15 @@ components with trailing zeros removed; Python's tuple ordering on those
 normalised tuples *is* the protocol's ordering.
 
 :data:`VERSION_HISTORY` lists every version this library supports, oldest
-first, spelled as in the spec (there is no ``"1.0"`` string: the first
+first, spelled as in the protocol (there is no ``"1.0"`` string: the first
 version is ``"1"``), with what it introduced. :func:`negotiate_version`
 picks the highest supported version that is <= min(client's, ours) and
-returns it in that spelling (§13.2): a client announcing ``"1.0"`` gets
-``"1"``, one announcing ``"2"`` or ``"1.11"`` gets ``"1.10"``.
+returns it in that spelling (protocol-wire.md#version-negotiation): a client
+announcing ``"1.0"`` gets ``"1"``, one announcing ``"2"`` or ``"1.11"`` gets
+``"1.10"``.
 
 The negotiated version is informational: features are opted into by their
-own fields and every event type is sent regardless (§13.2).
+own fields and every event type is sent regardless.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ VERSION_PATTERN: Final = r"^[0-9]+(?:\.[0-9]+)*\Z"
 
 VERSION_HISTORY: Final[tuple[tuple[str, str], ...]] = (
     ("1", "prompt, cancel; event; request with ApprovalRequest; ApprovalRequestResolved"),
-    ("1.1", "initialize (KLIP-12); ToolCallRequest; external tools; slash_commands; "
+    ("1.1", "initialize; ToolCallRequest; external tools; slash_commands; "
             "ApprovalRequestResolved renamed ApprovalResponse"),
     ("1.2", "TurnEnd"),
     ("1.3", "replay"),
@@ -56,7 +57,10 @@ VERSION_HISTORY: Final[tuple[tuple[str, str], ...]] = (
     ("1.9", "BtwBegin, BtwEnd"),
     ("1.10", "StepRetry"),
 )  # fmt: skip
-"""Every supported version, oldest first, with what it introduced (spec §12)."""
+"""Every supported version, oldest first, with what it introduced.
+
+See protocol-wire.md#version-history.
+"""
 
 SUPPORTED_VERSIONS: Final[tuple[str, ...]] = tuple(v for v, _ in VERSION_HISTORY)
 """The supported version strings, oldest first."""
@@ -110,7 +114,9 @@ _SUPPORTED_KEYS: Final = tuple(parse_version(v) for v in SUPPORTED_VERSIONS)  # 
 
 
 def negotiate_version(client: str | None, own: str = CURRENT_VERSION) -> str:
-    """Choose the protocol version to answer ``initialize`` with (§13.2).
+    """Choose the protocol version to answer ``initialize`` with.
+
+    See protocol-wire.md#version-negotiation.
 
     Args:
         client: the client's ``protocol_version`` (``None`` when missing).
