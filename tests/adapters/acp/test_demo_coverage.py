@@ -64,10 +64,10 @@ async def run(client: ClientConnection, session_id: str, text: str) -> tuple[str
 
 
 @pytest.mark.parametrize("kind", ["stdio", "websocket"])
-async def test_new_demo_commands(kind: str, anyio_backend: str, workdir: Path) -> None:
+async def test_new_demo_commands(kind: str, anyio_backend_name: str, workdir: Path) -> None:
     seen: list[Any] = []
 
-    async with demo_client(kind, anyio_backend) as client:
+    async with demo_client(kind, anyio_backend_name) as client:
         client.on_update = _collect(seen)
         sid = (await client.new_session(str(workdir))).session_id
         assert (await run(client, sid, "/ask Tea or coffee? tea|coffee"))[0] == "You chose: coffee"
