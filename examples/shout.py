@@ -19,4 +19,4 @@ class Shout(Agent):
         return StopReason.END_TURN
 
 
-agent = Shout()  # wireproto acp --agent shout:agent   |   wireproto wire --agent shout:agent
+agent = Shout()  # wireproto acp --agent examples/shout.py:agent  (or: wireproto wire ...)

@@ -11,6 +11,7 @@ import ast
 import importlib
 import inspect
 import re
+import textwrap
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ ROOTS = (
     "wireproto.adapters.wire",
     "wireproto.adapters.mcp",
     "wireproto.host",
+    "wireproto.proxy",
 )
 """Package roots: each re-exports its package's public names."""
 
@@ -123,7 +125,7 @@ def doc_files() -> list[Path]:
 
 def python_blocks(path: Path) -> Iterator[str]:
     for match in re.finditer(r"^```python\n(.*?)^```", path.read_text(), re.M | re.S):
-        yield match.group(1)
+        yield textwrap.dedent(match.group(1))  # a method shown on its own is indented
 
 
 def imports(source: str) -> Iterator[tuple[str, str | None]]:

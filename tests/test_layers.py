@@ -48,7 +48,13 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     # (checked per adapter below) and no concrete transport at import time
     "adapters": ("errors", "jsonrpc", "rpc", "agent"),
     "host": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports"),
-    "cli": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host"),
+    # the proxy composes both adapters, the transports and the host's MCP bridge
+    "proxy": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host"),
+    "cli": (
+        "errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host", "proxy", "inspect",
+    ),
+    # the inspector composes like cli; it shares cli's listener security rules
+    "inspect": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "cli.wsauth"),
     "__main__": EVERYTHING,
     # public test helpers compose layers, like cli, but never pull in cli or host
     "testing": ("errors", "jsonrpc", "rpc", "transports", "agent", "adapters"),

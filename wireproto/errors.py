@@ -20,6 +20,8 @@ point each and chained with ``from``.
     │   │                           answer with one
     │   └── RequestCancelled        -32800: the request was cancelled
     ├── ConnectionClosed            the connection ended; pending work failed
+    │   └── ProcessExited           ... because the spawned peer process exited
+    │                               (exit status and last stderr lines attached)
     ├── InvalidVersion              a protocol version string that does not parse
     │                               or has no supported match (also a ValueError)
     └── AgentError                  a protocol-neutral agent failure; each adapter
@@ -27,7 +29,9 @@ point each and chained with ``from``.
         ├── AuthRequired            authentication is needed / failed
         ├── InvalidArgument         bad input (unknown option, auth method, cursor)
         ├── NotFound                unknown session, file ...
-        └── Busy                    a turn is already running
+        ├── Busy                    a turn is already running
+        └── AgentFailed             the agent's code raised something else
+                                    (answered as an internal error)
 
 One meaning, one exception, in every module (as h11 does it):
 
@@ -48,6 +52,7 @@ from typing import Any
 
 __all__ = [
     "AgentError",
+    "AgentFailed",
     "AuthRequired",
     "Busy",
     "ConnectionClosed",
@@ -57,6 +62,7 @@ __all__ = [
     "LocalProtocolError",
     "MessageTooLarge",
     "NotFound",
+    "ProcessExited",
     "RemoteProtocolError",
     "RequestCancelled",
     "RpcError",
@@ -86,6 +92,8 @@ class InvalidMessage(RemoteProtocolError):
         id: the id to answer with (``None`` when it is unknown).
         reply: whether the protocol wants an answer at all (some
             malformed inputs are only logged).
+        response: the message is a response to the request ``id`` that
+            cannot be read: that request fails with this error.
     """
 
     def __init__(
@@ -96,6 +104,7 @@ class InvalidMessage(RemoteProtocolError):
         *,
         id: int | str | None = None,
         reply: bool = True,
+        response: bool = False,
     ) -> None:
         super().__init__(f"{message} ({code})")
         self.code = code
@@ -103,6 +112,7 @@ class InvalidMessage(RemoteProtocolError):
         self.data = data
         self.id = id
         self.reply = reply
+        self.response = response
 
 
 class MessageTooLarge(RemoteProtocolError):
@@ -146,6 +156,41 @@ class ConnectionClosed(WireprotoError):
     """The connection ended; the request or send could not complete."""
 
 
+class ProcessExited(ConnectionClosed):
+    """The connection ended because the spawned peer process exited (or closed its output).
+
+    ``str()`` is the reason, the exit status, then the last lines of the
+    process's stderr (indented, secrets masked) when they were captured.
+
+    Attributes:
+        reason: what failed (e.g. ``connection closed before initialize was answered``).
+        program: the program's name.
+        returncode: its exit status (negative: killed by that signal); ``None``
+            when it closed its output but had not exited yet.
+        stderr: the last lines it wrote to stderr (bounded; may be empty).
+    """
+
+    def __init__(
+        self, reason: str, program: str, returncode: int | None, stderr: tuple[str, ...] = ()
+    ) -> None:
+        self.reason = reason
+        self.program = program
+        self.returncode = returncode
+        self.stderr = stderr
+        super().__init__(self.summary + "".join(f"\n    {line}" for line in stderr))
+
+    @property
+    def summary(self) -> str:
+        """One line: the reason and how the process ended."""
+        if self.returncode is None:
+            ended = f"{self.program} closed its output"
+        elif self.returncode < 0:
+            ended = f"{self.program} was killed by signal {-self.returncode}"
+        else:
+            ended = f"{self.program} exited with status {self.returncode}"
+        return f"{self.reason}: {ended}" + ("; its last stderr lines:" if self.stderr else "")
+
+
 class InvalidVersion(WireprotoError, ValueError):
     """A protocol version string that does not parse, or that no supported version matches."""
 
@@ -154,12 +199,14 @@ class AgentError(WireprotoError):
     """A protocol-neutral failure raised by agent code or the agent runtime.
 
     Adapters translate each subclass into their protocol's error (a table
-    in each adapter). ``message`` is safe to show to the client.
+    in each adapter). ``message`` is safe to show to the client, and so is
+    ``data`` (sent as the error's ``data``; ``None``: none).
     """
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, data: Any = None) -> None:
         super().__init__(message)
         self.message = message
+        self.data = data
 
 
 class AuthRequired(AgentError):
@@ -176,3 +223,13 @@ class NotFound(AgentError):
 
 class Busy(AgentError):
     """The session already runs a turn."""
+
+
+class AgentFailed(AgentError):
+    """The agent's code raised an exception that is not an :class:`AgentError`.
+
+    Raised by the runtime, chained (``from``) to the original exception.
+    Adapters answer it as an internal error (``-32603``) whose ``data`` is
+    ``{"type": ..., "message": ...}`` of the original, or ``None`` when the
+    agent opted out (``Agent.error_details = False``).
+    """

@@ -68,11 +68,49 @@ _params = st.one_of(
 _ABSENT = object()
 
 
+_DEEP = {  # a placeholder in a generated line -> (text nested 100k deep, well-formed)
+    b'"@open@"': (b"[" * 100_000, False),
+    b'"@array@"': (b"[" * 100_000 + b"]" * 100_000, True),
+    b'"@object@"': (b'{"a":' * 100_000 + b"1" + b"}" * 100_000, True),
+}
+
+
+def _expand(line: bytes) -> bytes:
+    """The line to send: placeholders replaced by deep text (kept out of reprs)."""
+    for mark, (deep, _) in _DEEP.items():
+        line = line.replace(mark, deep)
+    return line
+
+
+def _shallow(line: bytes) -> bytes:
+    """The line as the test reads it: well-formed deep text replaced by ``0``."""
+    for mark, (_, valid) in _DEEP.items():
+        line = line.replace(mark, b"0" if valid else b"[")
+    return line
+
+
+@st.composite
+def _deep_line(draw: st.DrawFn, methods: list[str]) -> bytes:
+    deep = draw(st.sampled_from(list(_DEEP)))
+    where = draw(st.sampled_from(["alone", "params", "meta", "other"]))
+    if where == "alone":
+        return deep
+    head = b'{"jsonrpc":"2.0","id":%d,"method":"%s",' % (
+        draw(st.integers(0, 50)), draw(st.sampled_from(methods)).encode())
+    if where == "params":
+        return head + b'"params":' + deep + b"}"
+    if where == "meta":
+        return head + b'"params":{"_meta":' + deep + b"}}"
+    return head + b'"x":' + deep + b"}"
+
+
 @st.composite
 def _line(draw: st.DrawFn, methods: list[str]) -> bytes:
     if draw(st.integers(0, 9)) == 0:  # broken or non-object JSON
         return draw(st.sampled_from([b"{", b"[]", b"null", b'"x"', b"{}", b'{"jsonrpc":"2.0"}',
                                      b"\xff\xfe", b'{"jsonrpc":"2.0","id":1,"result":{}}']))
+    if draw(st.integers(0, 9)) == 0:  # nested deeper than any decoder goes
+        return draw(_deep_line(methods))
     members: dict[str, Any] = {}
     if draw(st.integers(0, 5)):
         members["jsonrpc"] = draw(st.sampled_from(["2.0", "2.0", "2.0", "1.0"]))
@@ -125,7 +163,8 @@ async def _exchange(
                 new = next(a for a in answers if a.get("id") == "new")
                 sid = new.get("result", {}).get("sessionId", SID)
             for line in lines:
-                await ours.send(line.replace(json.dumps(SID).encode(), json.dumps(sid).encode()))
+                line = line.replace(json.dumps(SID).encode(), json.dumps(sid).encode())
+                await ours.send(_expand(line))
             await ours.send(probe)
             await arrived["probe"].wait()
             await ours.send_eof()  # end of input: the agent must stop by itself
@@ -137,7 +176,7 @@ def _check(lines: list[bytes], answers: list[dict[str, Any]], versions: tuple[An
     asked: dict[Any, int] = {}
     for line in lines:
         try:
-            msg = json.loads(line)
+            msg = json.loads(_shallow(line))
         except ValueError:
             continue
         if (isinstance(msg, dict) and "method" in msg and type(msg.get("id")) in (int, str)

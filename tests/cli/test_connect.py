@@ -205,3 +205,21 @@ def test_interactive_in_a_terminal_completes_commands_and_asks_approvals(
             proc.wait()
         os.close(term.master)
     assert (workdir / "typed.txt").read_text() == "by hand"
+
+
+def test_the_trace_file_is_private_whatever_the_umask(kit: Any, workdir: Path) -> None:
+    (workdir / "trace.jsonl").write_text("")
+    os.chmod(workdir / "trace.jsonl", 0o666)
+    umask_0 = ["sh", "-c", 'umask 000 && exec "$@"', "sh"]
+    done = subprocess.run(
+        [*umask_0, *kit.wireproto, "connect", "acp", "--script", "script.txt", "--approve",
+         "always", "--trace", "trace.jsonl", "--", *kit.wireproto, "acp"],
+        env=kit.env, cwd=workdir, stdin=subprocess.DEVNULL, capture_output=True,
+        timeout=kit.limit * 3, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (workdir / "trace.jsonl").stat().st_mode & 0o777 == 0o600
+    assert (workdir / "trace.jsonl").stat().st_size > 0
+    logs = kit.home / "logs"
+    assert logs.stat().st_mode & 0o777 == 0o700
+    assert {p.stat().st_mode & 0o777 for p in logs.iterdir()} == {0o600}

@@ -64,3 +64,56 @@ def test_secrets_never_reach_the_file(home: Path) -> None:
     assert "connecting to ws://h:1/?token=***" in text and "failed" in text
     for secret in ("presented-token", "a-registered-secret", "in-a-traceback"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("text", [
+    "GET /?%74oken=SECRET HTTP/1.1", "GET /?a=1&%74%6F%6B%65%6E=SECRET", "GET /?x=1;token=SECRET",
+    "< Authorization: Basic SECRET", "authorization: Bearer SECRET", "header basic SECRET",
+    "GET /?to%6Ben=SECRET&session=a",
+])
+def test_every_spelling_of_a_presented_credential_is_scrubbed(text: str) -> None:
+    assert "SECRET" not in logs.scrub(text)
+    assert logs.scrub("GET /?session=visible") == "GET /?session=visible"
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    """Run with umask 000: whatever is private must be so by its own doing."""
+    old = os.umask(0)
+    yield
+    os.umask(old)
+
+
+def _mode(path: Path) -> int:
+    return path.stat().st_mode & 0o777
+
+
+def test_the_log_directory_and_files_are_private_whatever_the_umask(
+    home: Path, monkeypatch: pytest.MonkeyPatch, open_umask: None
+) -> None:
+    directory = home / "logs"
+    directory.mkdir(parents=True, mode=0o777)
+    os.chmod(directory, 0o777)  # an old, too open directory is tightened
+    monkeypatch.setattr(logs, "MAX_LOG_BYTES", 2048)
+    path = logs.setup_logging("acp", "error")
+    assert path is not None
+    log = logging.getLogger("wireproto.test")
+    for n in range(100):  # rotated: the new file is private too
+        log.info("line %d %s", n, "x" * 60)
+    assert (directory / f"{path.name}.1").exists()
+    assert _mode(directory) == 0o700
+    assert {p.name: _mode(p) for p in directory.iterdir()} == {
+        path.name: 0o600, f"{path.name}.1": 0o600}
+
+
+def test_open_private_tightens_an_existing_file(tmp_path: Path, open_umask: None) -> None:
+    target = tmp_path / "trace.jsonl"
+    target.write_text("old")
+    os.chmod(target, 0o666)
+    with logs.open_private(target, "wb") as f:
+        f.write(b"new")
+    assert target.read_bytes() == b"new" and _mode(target) == 0o600
+    fresh = tmp_path / "fresh.log"
+    with logs.open_private(fresh, encoding="utf-8") as f:
+        f.write("a")
+    assert _mode(fresh) == 0o600

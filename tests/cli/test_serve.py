@@ -135,9 +135,10 @@ def test_agent_option_serves_a_user_agent_from_the_current_directory(
 
 
 @pytest.mark.parametrize("args, reason", [
-    (["acp", "--agent", "no_such_module:x"], "cannot import 'no_such_module'"),
-    (["acp", "--agent", "json"], "--agent expects MODULE:ATTR"),
-    (["wire", "--agent", "json:dumps"], "json:dumps() failed"),
+    (["acp", "--agent", "no_such_module:x"],
+     "tried the module 'no_such_module': ModuleNotFoundError"),
+    (["acp", "--agent", "json"], "expected path/to/file.py:ATTR or package.module:ATTR"),
+    (["wire", "--agent", "json:dumps"], "dumps() failed: TypeError"),
     (["acp", "--ws", "0.0.0.0:0"], "needs an explicit token"),
     (["wire", "--ws", "0", "--session", "x"], "--session cannot be combined with --ws"),
 ])

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 ORIGIN_OK = "http://allowed.example"
@@ -109,3 +109,40 @@ def test_sigterm_with_a_turn_running_on_a_connection(kit: Any, command: str) -> 
     assert server.wait() == 0
     answers = [m for m in rest if m.get("id") == 2]
     assert answers and "cancelled" in json.dumps(answers[0]["result"])
+
+
+@pytest.mark.parametrize("session", ["../../x", "%2e%2e%2fx", "%2Fetc%2Fpasswd", "a%00b", "-x"])
+def test_an_invalid_session_id_is_refused_at_the_handshake_with_a_reason(
+    kit: Any, session: str
+) -> None:
+    server, base, token = kit.ws("wire", "--ws", "0", "--work-dir", str(kit.tmp))
+    with pytest.raises(InvalidStatus) as info:
+        with connect(f"{base}/?token={token}&session={session}", open_timeout=10):
+            pass
+    response = info.value.response
+    assert response.status_code == 400
+    body = response.body.decode()
+    assert body.startswith("invalid session id ") and body.count("\n") == 1, body
+    assert "letters, digits" in body
+    with connect(f"{base}/?token={token}&session=fine-1") as ws:  # valid ids still work
+        _call(ws, kit.wire_init)
+    assert kit.stop(server) == 0
+    assert "refused: invalid session id" in kit.log_file("wire", server.pid).read_text()
+
+
+def test_a_busy_session_is_refused_with_a_close_code_and_a_reason(kit: Any) -> None:
+    server, base, token = kit.ws("wire", "--ws", "0", "--work-dir", str(kit.tmp))
+    url = f"{base}/?token={token}&session=shared"
+    with connect(url) as first:
+        _call(first, kit.wire_init)
+        first.send(json.dumps(kit.request("p", "prompt", {"user_input": "/slow 100"})))
+        while "tick 1" not in first.recv(timeout=20):
+            pass
+        with connect(url) as second:
+            with pytest.raises(ConnectionClosed) as info:
+                second.recv(timeout=20)
+        assert info.value.rcvd is not None
+        assert info.value.rcvd.code == 4409
+        assert "running a turn" in info.value.rcvd.reason
+        first.send(json.dumps(kit.request("c", "cancel", {})))
+    assert kit.stop(server) == 0

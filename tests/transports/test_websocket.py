@@ -11,6 +11,7 @@ from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.transports.websocket import (
+    HttpResponse,
     Refusal,
     WebSocketRequest,
     WebSocketServer,
@@ -57,6 +58,30 @@ async def test_handshake_check_and_request_info() -> None:
     assert len(seen) == 1
     assert seen[0].headers["x-extra"] == "a, b"
     assert seen[0].remote_address[0] == "127.0.0.1"
+
+
+async def test_a_plain_get_is_answered_with_an_http_response() -> None:
+    def page(request: WebSocketRequest) -> HttpResponse | None:
+        if "websocket" in request.headers.get("upgrade", "").lower():
+            return None
+        return HttpResponse(200, b"<p>hi</p>", {"Content-Type": "text/html"})
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        await stream.send(b"still a websocket\n")
+
+    async with serve_websocket(handler, process_request=page) as server:
+        async with await anyio.connect_tcp("127.0.0.1", server.port) as sock:
+            await sock.send(b"GET /index.html HTTP/1.1\r\nHost: x\r\n\r\n")
+            data = b""
+            with pytest.raises((anyio.EndOfStream, anyio.BrokenResourceError)):
+                while True:  # the server closes the connection after the answer
+                    data += await sock.receive()
+        head, _, body = data.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert b"Content-Type: text/html" in head and b"Content-Length: 9" in head
+        assert body == b"<p>hi</p>"
+        async with connect_websocket(server.url) as stream:
+            assert await stream.receive() == b"still a websocket"
 
 
 async def test_failing_handler_breaks_the_connection() -> None:

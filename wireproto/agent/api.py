@@ -19,10 +19,10 @@ Example::
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import msgspec
 
@@ -32,6 +32,8 @@ from wireproto.errors import InvalidArgument
 
 if TYPE_CHECKING:
     from wireproto.agent.turn import Turn
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
 
 __all__ = [
     "Agent",
@@ -43,6 +45,7 @@ __all__ = [
     "Channel",
     "Choice",
     "ClientCapabilities",
+    "CommandHandler",
     "Decision",
     "ExternalTool",
     "McpServer",
@@ -53,6 +56,7 @@ __all__ = [
     "SessionInfo",
     "SlashCommand",
     "ToolOutcome",
+    "command",
 ]
 
 
@@ -64,13 +68,49 @@ class AgentInfo(msgspec.Struct, frozen=True):
     title: str | None = None
 
 
+CommandHandler = Callable[["Turn", str], Awaitable["StopReason | None"]]
+"""Runs a slash command: ``(turn, input after the name)`` -> stop reason (``None``: end turn)."""
+
+
 class SlashCommand(msgspec.Struct, frozen=True):
-    """A command the user runs by sending ``/NAME [input]`` as a prompt."""
+    """A command the user runs by sending ``/NAME [input]`` as a prompt.
+
+    With a ``handler`` (or declared with :func:`command` on an agent method)
+    the runtime runs it instead of :meth:`Agent.prompt` when a prompt starts
+    with ``/NAME`` or ``/ALIAS``; without one the prompt goes to
+    :meth:`Agent.prompt` unchanged (the agent looks at ``turn.text``).
+    """
 
     name: str
     description: str
     aliases: tuple[str, ...] = ()
     input_hint: str | None = None
+    handler: CommandHandler | None = None
+
+
+def command(
+    name: str, description: str, *, aliases: Sequence[str] = (), input_hint: str | None = None
+) -> Callable[[_Method], _Method]:
+    """Declare an agent method as the handler of the slash command ``/name``.
+
+    The method is called as ``await self.method(turn, input)`` (``input``:
+    the text after the command name) and returns a stop reason or ``None``
+    (end turn). The command is added to the class's :attr:`Agent.commands`.
+
+    Example::
+
+        class Coder(Agent):
+            @command("clear", "Forget the conversation")
+            async def clear(self, turn: Turn, input: str) -> None:
+                await turn.say("Cleared.")
+    """
+
+    def mark(method: _Method) -> _Method:
+        method.__wireproto_command__ = SlashCommand(  # type: ignore[attr-defined]
+            name, description, tuple(aliases), input_hint)
+        return method
+
+    return mark
 
 
 class Choice(msgspec.Struct, frozen=True):
@@ -297,7 +337,11 @@ class Session:
         mcp_servers: MCP servers configured for this session.
         options: current option values by option id.
         plan_mode: whether plan mode is on.
-        state: free space for the agent (e.g. remembered approvals); not persisted.
+        state: free space for the agent; not persisted.
+        allowed_tools: tools the user allowed for the rest of the session
+            (:attr:`Decision.ALLOW_SESSION`): :meth:`Turn.request_approval`
+            grants them without asking. Live sessions only (not persisted);
+            :meth:`forget_approvals` clears them.
         title: the session's title (from the first prompt), ``None`` before it.
         updated_at: the time of the last recorded event.
         channel: the connected client, ``None`` while detached.
@@ -324,6 +368,14 @@ class Session:
         self.updated_at = datetime.now().astimezone()
         self.channel: Channel | None = None
         self.turn: Turn | None = None
+        self.allowed_tools: set[str] = set()
+
+    def forget_approvals(self, tool: str | None = None) -> None:
+        """Ask again: drop the "allow for the session" answers (of ``tool``, or all)."""
+        if tool is None:
+            self.allowed_tools.clear()
+        else:
+            self.allowed_tools.discard(tool)
 
     def __repr__(self) -> str:
         return f"Session({self.id!r}, cwd={self.cwd!r})"
@@ -381,7 +433,9 @@ class Agent:
 
     Attributes:
         info: the agent's name, version and title.
-        commands: slash commands (run by sending ``/NAME args`` as the prompt).
+        commands: slash commands (run by sending ``/NAME args`` as the prompt);
+            one with a handler (``SlashCommand(handler=...)`` or a method
+            declared with :func:`command`) runs instead of :meth:`prompt`.
         tools: the names of the agent's own tools (a client tool of the same
             name is refused).
         options: session options (modes, model, thinking...); their
@@ -396,6 +450,11 @@ class Agent:
             ``set_plan_mode`` is refused).
         require_auth: sessions can be used only after :meth:`authenticate`
             succeeded on the connection.
+        error_details: when :meth:`prompt` raises an exception that is not an
+            :class:`~wireproto.errors.AgentError`, the client's error answer
+            carries its type and message (never the traceback) as ``data``;
+            set ``False`` to send only ``Internal error``. The traceback is
+            logged either way, with the session and turn.
     """
 
     info: ClassVar[AgentInfo] = AgentInfo(name="wireproto-agent", version="0.1.0")
@@ -407,8 +466,42 @@ class Agent:
     supports_delete: ClassVar[bool] = True
     supports_logout: ClassVar[bool] = False
     supports_plan_mode: ClassVar[bool] = True
+    error_details: ClassVar[bool] = True
 
     require_auth: bool = False
+
+    _command_methods: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Add the methods declared with :func:`command` to :attr:`commands`."""
+        super().__init_subclass__(**kwargs)
+        methods = dict(cls._command_methods)
+        declared = list(cls.commands)
+        for attr, value in vars(cls).items():
+            marked = getattr(value, "__wireproto_command__", None)
+            if isinstance(marked, SlashCommand):
+                declared = [c for c in declared if c.name != marked.name] + [marked]
+                methods[marked.name] = attr
+        cls.commands = tuple(declared)
+        cls._command_methods = methods
+
+    def command_handler(self, text: str) -> tuple[CommandHandler, str] | None:
+        """The handler of the slash command ``text`` starts with, and its input.
+
+        ``None`` when ``text`` is not ``/NAME ...`` of a command that has a
+        handler (the prompt then goes to :meth:`prompt`).
+        """
+        if not text.startswith("/"):
+            return None
+        head, _, rest = text[1:].partition(" ")
+        name = head.strip()
+        for cmd in self.commands:
+            if name != cmd.name and name not in cmd.aliases:
+                continue
+            method = self._command_methods.get(cmd.name)
+            handler = getattr(self, method) if method is not None else cmd.handler
+            return (handler, rest.strip()) if handler is not None else None
+        return None
 
     async def authenticate(self, method_id: str) -> None:
         """Perform the login ``method_id``.

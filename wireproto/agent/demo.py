@@ -221,6 +221,9 @@ async def _tool(turn: Turn, args: str) -> None:
         return
     try:
         arguments = msgspec.json.decode(raw.strip() or "{}")
+    except RecursionError:
+        await turn.say(f"Tool {name} failed: invalid JSON arguments (nested too deeply)")
+        return
     except msgspec.DecodeError as exc:
         await turn.say(f"Tool {name} failed: invalid JSON arguments ({exc})")
         return

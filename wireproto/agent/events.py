@@ -11,7 +11,7 @@ translation, so live and replayed traffic look alike, message ids included.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -31,6 +31,8 @@ __all__ = [
     "OptionChanged",
     "PlanEntry",
     "PlanModeChanged",
+    "PlanPriority",
+    "PlanStatus",
     "PlanUpdated",
     "SideQuestionEnded",
     "SideQuestionStarted",
@@ -94,12 +96,36 @@ class Location(msgspec.Struct, frozen=True, omit_defaults=True):
     line: int | None = None
 
 
+PlanStatus = Literal["pending", "in_progress", "completed"]
+"""The status of a plan entry."""
+
+PlanPriority = Literal["high", "medium", "low"]
+"""The priority of a plan entry."""
+
+_PLAN_STATUSES: tuple[str, ...] = get_args(PlanStatus)
+_PLAN_PRIORITIES: tuple[str, ...] = get_args(PlanPriority)
+_DECISIONS = ("allow_once", "allow_session", "reject")
+
+
+def _check(owner: str, field: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{owner}.{field} must be one of {', '.join(allowed)}; got {value!r}")
+
+
 class PlanEntry(msgspec.Struct, frozen=True):
-    """One entry of a plan."""
+    """One entry of a plan.
+
+    Raises:
+        ValueError: an unknown ``status`` or ``priority`` (e.g. ``"done"``).
+    """
 
     content: str
-    status: str = "pending"  # pending | in_progress | completed
-    priority: str = "medium"  # high | medium | low
+    status: PlanStatus = "pending"
+    priority: PlanPriority = "medium"
+
+    def __post_init__(self) -> None:
+        _check("PlanEntry", "status", self.status, _PLAN_STATUSES)
+        _check("PlanEntry", "priority", self.priority, _PLAN_PRIORITIES)
 
 
 class UserMessage(msgspec.Struct, tag="user_message", frozen=True):
@@ -199,8 +225,11 @@ class ApprovalResolved(msgspec.Struct, tag="approval", frozen=True):
 
     request_id: str
     tool_call_id: str
-    decision: str  # allow_once | allow_session | reject
+    decision: Literal["allow_once", "allow_session", "reject"]
     feedback: str = ""
+
+    def __post_init__(self) -> None:
+        _check("ApprovalResolved", "decision", self.decision, _DECISIONS)
 
 
 class PlanModeChanged(msgspec.Struct, tag="plan_mode", frozen=True):
@@ -320,10 +349,15 @@ class SubagentEvent(msgspec.Struct, tag="subagent", frozen=True, omit_defaults=T
     subagent_type: str | None = None
 
 
-class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True):
-    """A turn finished with ``stop_reason``."""
+class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True, omit_defaults=True):
+    """A turn finished with ``stop_reason``.
+
+    ``error`` is set when the agent failed (it raised, or returned no stop
+    reason): the client was answered with that error, not a stop reason.
+    """
 
     stop_reason: StopReason
+    error: str | None = None
 
 
 Event = (

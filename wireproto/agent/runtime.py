@@ -35,15 +35,25 @@ from wireproto.agent.events import (
     TurnEnded,
     UserMessage,
 )
+from wireproto.agent.history import Conversation, HistoryMessage
 from wireproto.agent.store import StoreArg, open_store, title_of
 from wireproto.agent.turn import Turn, new_id
-from wireproto.errors import Busy, ConnectionClosed, InvalidArgument
+from wireproto.errors import AgentError, AgentFailed, Busy, ConnectionClosed, InvalidArgument
 
 __all__ = ["Runtime"]
 
 log = logging.getLogger(__name__)
 
 _LIVE_ONLY = (Notice,)  # events never written to history
+
+
+def _first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 class Runtime:
@@ -63,6 +73,7 @@ class Runtime:
         self.agent = agent
         self.store = open_store(store)
         self.sessions: dict[str, Session] = {}
+        self._conversations: dict[str, Conversation] = {}
 
     # ------------------------------------------------------------ sessions
 
@@ -84,6 +95,7 @@ class Runtime:
         session.channel = channel
         self.store.create(sid, cwd, list(roots))
         self.sessions[sid] = session
+        self._conversations[sid] = Conversation()
         await self.agent.session_started(session, "new")
         return session
 
@@ -119,6 +131,7 @@ class Runtime:
         session.updated_at = stored.updated_at
         session.channel = channel
         self.sessions[session_id] = session
+        self._conversations[session_id] = Conversation.from_events(stored.events)
         if replay and channel is not None:
             for event in stored.events:
                 await channel.send(session, event, replay=True)
@@ -148,6 +161,7 @@ class Runtime:
         session = self.sessions.pop(session_id, None)
         if session is None:
             return
+        self._conversations.pop(session_id, None)
         await self._stop_turn(session)
         await self.agent.session_closed(session)
 
@@ -189,39 +203,115 @@ class Runtime:
     def _record(self, session: Session, event: Event) -> None:
         if not isinstance(event, _LIVE_ONLY):
             self.store.append(session.id, event)
+            conversation = self._conversations.get(session.id)
+            if conversation is not None:
+                conversation.add(event)
         session.updated_at = datetime.now().astimezone()
+
+    def history(self, session: Session) -> list[HistoryMessage]:
+        """The session's conversation so far, as typed messages (from memory).
+
+        Everything recorded counts, the running turn's prompt and output
+        included; a history clear empties it.
+        """
+        conversation = self._conversations.get(session.id)
+        return conversation.messages if conversation is not None else []
 
     # --------------------------------------------------------------- turns
 
     async def prompt(self, session: Session, content: list[ContentBlock]) -> StopReason:
         """Run one turn of ``session`` with the prompt ``content``.
 
+        However :meth:`Agent.prompt` ends (returns, is cancelled, raises, or
+        returns something that is not a :class:`StopReason`), the turn ends
+        properly: its open tool calls are failed and ``TurnEnded`` is sent
+        and recorded (with ``error`` set when the agent failed).
+
         Returns:
             the stop reason (``CANCELLED`` after :meth:`cancel`).
 
         Raises:
             Busy: a turn is already running in this session.
-            Exception: whatever the agent raised (the turn is over).
+            AgentError: the agent raised it (the turn is over).
+            AgentFailed: the agent raised anything else, or returned no
+                :class:`StopReason` (chained to the cause; logged with the
+                session and turn).
         """
         if session.turn is not None:
             raise Busy("An agent turn is already in progress")
         turn = Turn(self, session, content)
         session.turn = turn
         try:
-            await self.emit(session, UserMessage(content=content, message_id=new_id("user")))
+            await self.emit(session, UserMessage(content=content, message_id=turn.id))
             if session.title is None:
                 session.title = title_of(content)
-            stop = StopReason.CANCELLED
-            with turn.scope:
-                stop = await self.agent.prompt(turn)
-            if turn.cancelled:
-                stop = StopReason.CANCELLED
-            await turn.close_open_calls()
-            await self.emit(session, TurnEnded(stop_reason=stop))
+            stop, error = await self._run_agent(turn)
+            failure = None
+            if error is not None and not isinstance(error, ConnectionClosed):
+                failure = self._failure(turn, error)
+            closed = await self._end_turn(turn, stop, failure)
+            if failure is not None:
+                raise failure from error
+            if error is not None:
+                raise error
+            if closed is not None:
+                raise closed
             return stop
         finally:
             session.turn = None
             turn.done.set()
+
+    async def _end_turn(
+        self, turn: Turn, stop: StopReason, failure: AgentError | None
+    ) -> ConnectionClosed | None:
+        """Fail the open tool calls and record ``TurnEnded``, also when the client is gone."""
+        closed: ConnectionClosed | None = None
+        try:
+            await turn.close_open_calls()
+        except ConnectionClosed as exc:
+            closed = exc
+        try:
+            await self.emit(turn.session, TurnEnded(
+                stop_reason=stop, error=None if failure is None else failure.message))
+        except ConnectionClosed as exc:  # recorded all the same
+            closed = closed or exc
+        return closed
+
+    async def _run_agent(self, turn: Turn) -> tuple[StopReason, Exception | None]:
+        """Run :meth:`Agent.prompt`; returns the stop reason and what it raised."""
+        result: object = StopReason.CANCELLED
+        found = self.agent.command_handler(turn.text)
+        try:
+            with turn.scope:
+                if found is None:
+                    result = await self.agent.prompt(turn)
+                else:
+                    handler, argument = found
+                    result = await handler(turn, argument)
+                    result = StopReason.END_TURN if result is None else result
+        except Exception as exc:
+            return StopReason.END_TURN, exc
+        if turn.cancelled:
+            return StopReason.CANCELLED, None
+        if isinstance(result, StopReason):
+            return result, None
+        try:
+            return StopReason(result), None  # its value, e.g. "end_turn"
+        except ValueError:
+            return StopReason.END_TURN, TypeError(
+                f"{type(self.agent).__name__}.prompt() returned {result!r}, not a StopReason")
+
+    def _failure(self, turn: Turn, error: Exception) -> AgentError:
+        """The error answering a failed turn (an :class:`AgentError` stays itself)."""
+        if isinstance(error, AgentError):
+            return error
+        log.error("session %s, turn %s: %s.prompt() failed: %s: %s", turn.session.id, turn.id,
+                  type(self.agent).__name__, type(error).__name__, error,
+                  exc_info=(type(error), error, error.__traceback__))
+        leaf = _first_leaf(error)
+        data = ({"type": type(leaf).__name__, "message": str(leaf)}
+                if self.agent.error_details else None)
+        return AgentFailed("Internal error", data)
 
     def cancel(self, session: Session) -> bool:
         """Cancel the session's running turn; ``False`` when none runs."""

@@ -24,6 +24,7 @@ from wireproto.agent.api import (
     ApprovalRequest,
     Channel,
     ClientCapabilities,
+    Decision,
     Question,
     Session,
     ToolOutcome,
@@ -45,8 +46,9 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
+from wireproto.agent.history import HistoryMessage
 from wireproto.agent.questions import Asking
-from wireproto.errors import ConnectionClosed
+from wireproto.errors import ConnectionClosed, InvalidArgument
 
 if TYPE_CHECKING:
     from wireproto.agent.runtime import Runtime
@@ -125,9 +127,11 @@ class Turn(Asking, Activity):
         step: the current step, 1-based (see :meth:`new_step`).
         scope: the cancel scope the agent's :meth:`Agent.prompt` runs in.
         done: set when the turn is over (recorded ``TurnEnded`` or failed).
+        id: the turn's id (the message id of its recorded prompt; in log lines).
     """
 
     def __init__(self, runtime: Runtime, session: Session, prompt: list[ContentBlock]) -> None:
+        self.id = new_id("user")
         self.runtime = runtime
         self.session = session
         self.prompt = prompt
@@ -151,6 +155,16 @@ class Turn(Asking, Activity):
         if self._text is None:
             self._text = render_prompt(self.prompt)
         return self._text
+
+    def history(self) -> list[HistoryMessage]:
+        """The session's conversation so far as typed messages, for a model's context.
+
+        One :class:`~wireproto.agent.history.HistoryMessage` per user prompt and per
+        agent reply (text, reasoning, tool calls with their outcome), earlier
+        turns and loaded history included; this turn's prompt is the last
+        user message. Kept in memory by the runtime: cheap to call every turn.
+        """
+        return self.runtime.history(self.session)
 
     @property
     def client(self) -> ClientCapabilities:
@@ -291,10 +305,20 @@ class Turn(Asking, Activity):
         (returned or cancelled), before ``TurnEnded``, so that no tool call is
         left ``pending``/``in_progress`` live or in a replay. The message is
         ``"cancelled"`` for a cancelled turn.
+
+        Raises:
+            ConnectionClosed: the client is gone (every call is still recorded
+                as failed).
         """
         message = "cancelled" if self.cancelled else "the turn ended before the tool call finished"
+        closed: ConnectionClosed | None = None
         for call in list(self._open_calls.values()):
-            await call.fail(message)
+            try:
+                await call.fail(message)
+            except ConnectionClosed as exc:  # recorded all the same: go on
+                closed = closed or exc
+        if closed is not None:
+            raise closed
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
         """Send the complete current plan."""
@@ -381,8 +405,13 @@ class Turn(Asking, Activity):
 
         Returns:
             the decision (allow once / for the session / reject) and feedback.
-            A failed or abandoned request counts as a reject.
+            A failed or abandoned request counts as a reject. After an
+            "allow for the session" answer the same tool (``call.name``) is
+            allowed in this session without asking (``ALLOW_SESSION`` again,
+            nothing sent) until :meth:`Session.forget_approvals`.
         """
+        if call.name in self.session.allowed_tools:
+            return Approval(Decision.ALLOW_SESSION, "allowed for the session")
         channel = self._channel()
         request = ApprovalRequest(
             id=str(uuid.uuid4()), tool_call_id=call.id, tool=call.name, action=action,
@@ -395,6 +424,8 @@ class Turn(Asking, Activity):
                 decision=approval.decision.value, feedback=approval.feedback,
             )
         )
+        if approval.decision is Decision.ALLOW_SESSION:
+            self.session.allowed_tools.add(call.name)
         return approval
 
     async def ask(self, question: Question, tool_call_id: str = "") -> list[str]:
@@ -422,7 +453,13 @@ class Turn(Asking, Activity):
     # --------------------------------------------------------------- files
 
     def resolve(self, path: str) -> Path:
-        """Resolve ``path`` against the session's cwd (no root check)."""
+        """Resolve ``path`` against the session's cwd (no root check).
+
+        Raises:
+            InvalidArgument: ``path`` contains a NUL character (no file has one).
+        """
+        if "\x00" in path:
+            raise InvalidArgument(f"the path {path!r} contains a NUL character")
         return (Path(self.session.cwd) / path).resolve()
 
     def _confined(self, path: str) -> Path:

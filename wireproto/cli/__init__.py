@@ -49,7 +49,7 @@ def _main_selfcheck(args: argparse.Namespace) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from wireproto.cli import bridge, connect, demo, serve
+    from wireproto.cli import bridge, connect, demo, inspect, proxy, serve
     from wireproto.host import bridge_cmd
 
     parser = argparse.ArgumentParser(
@@ -65,8 +65,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_parsers(sub)
     connect.add_parser(sub)
     bridge.add_parser(sub)
+    proxy.add_parser(sub)
     bridge_cmd.add_parser(sub)
     demo.add_parser(sub)
+    inspect.add_parser(sub)
     check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
     check.set_defaults(func=_main_selfcheck)
     return parser
@@ -74,7 +76,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _wire_form(argv: list[str]) -> bool:
     head = argv[: argv.index("--")] if "--" in argv else argv
-    return "--wire" in head
+    return "--wire" in head and head[:1] != ["proxy"]  # the proxy takes --wire itself
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -101,7 +103,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
-    from wireproto.cli.common import CliError, one_line
+    from wireproto.cli.common import CliError, as_cli_error, one_line
     from wireproto.cli.logs import log_failure
 
     args = _parse(list(sys.argv[1:] if argv is None else argv))
@@ -117,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     except Exception as exc:
         if not isinstance(exc, CliError):
             log_failure(args.command, exc)
-        print(f"wireproto: error: {one_line(exc)}", file=sys.stderr, flush=True)
+        reason = as_cli_error(exc)
+        print(f"wireproto: error: {one_line(reason)}", file=sys.stderr, flush=True)
+        for line in reason.details if isinstance(reason, CliError) else ():
+            print(f"    {line}", file=sys.stderr, flush=True)
         sys.exit(1)
     sys.exit(status)

@@ -18,18 +18,19 @@ from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.acp.clientelicit import FormOrUrl
 from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import SessionEvent, option_of_kind
+from wireproto.adapters.acp.clientstate import ClientSession, SessionEvent, option_of_kind
 from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.client import WireClient, WireEvent
 from wireproto.cli.common import CliError
 from wireproto.cli.elicit import answer_elicitation, answer_questions
 from wireproto.cli.render import render_acp, render_wire
 from wireproto.errors import RpcError
+from wireproto.jsonrpc.messages import ErrorCode
 
 if TYPE_CHECKING:
     from wireproto.cli.connect import Ui
 
-__all__ = ["AcpDriver", "WireDriver", "open_acp", "open_wire"]
+__all__ = ["AcpDriver", "WireDriver", "initialize_refused", "open_acp", "open_wire"]
 
 _PERMISSION_KINDS: dict[str, tuple[s.PermissionOptionKind, ...]] = {
     "once": ("allow_once", "allow_always"),
@@ -40,6 +41,57 @@ _PERMISSION_KINDS: dict[str, tuple[s.PermissionOptionKind, ...]] = {
 
 _WIRE_DECISIONS: dict[str, m.ApprovalKind] = {
     "once": "approve", "always": "approve_for_session", "reject": "reject",
+}
+
+_OTHER_PROTOCOL = {"acp": ("ACP", "a Wire", "wire"), "wire": ("Wire", "an ACP", "acp")}
+"""Our protocol -> the one an agent refusing our ``initialize`` params probably speaks."""
+
+
+def initialize_refused(protocol: str, exc: RpcError) -> CliError:
+    """The error for an ``initialize`` the agent refused.
+
+    Invalid parameters (``-32602``) for a well-formed ``initialize`` mean the
+    agent expects another protocol's handshake: say which command to use.
+    """
+    if exc.code == ErrorCode.INVALID_PARAMS:
+        ours, theirs, command = _OTHER_PROTOCOL[protocol]
+        return CliError(f"the agent refused {ours}'s initialize ({exc.message}): this looks "
+                        f"like {theirs} agent; use 'wireproto connect {command}'")
+    return CliError(f"the agent refused: {exc.message} ({exc.code})")
+
+
+class _ShownFileSystem(LocalFileSystem):
+    """Local files for the agent (``--fs``), each access shown in the transcript."""
+
+    def __init__(self, ui: Ui) -> None:
+        super().__init__()
+        self.ui = ui
+
+    async def read_text_file(self, session: ClientSession, request: s.ReadTextFileRequest) -> str:
+        try:
+            text = await super().read_text_file(session, request)
+        except RpcError as exc:
+            self.ui.printer.line(f"[fs] read {request.path} through this client refused: "
+                                 f"{exc.message}")
+            raise
+        self.ui.printer.line(f"[fs] read {request.path} through this client")
+        return text
+
+    async def write_text_file(self, session: ClientSession,
+                              request: s.WriteTextFileRequest) -> None:
+        try:
+            await super().write_text_file(session, request)
+        except RpcError as exc:
+            self.ui.printer.line(f"[fs] write {request.path} through this client refused: "
+                                 f"{exc.message}")
+            raise
+        self.ui.printer.line(f"[fs] wrote {request.path} through this client")
+
+
+_FS_MODES = {
+    True: "[fs] the agent reads and writes files through this client (--fs), inside {cwd}",
+    False: "[fs] the agent reads and writes files on its own (pass --fs to serve them "
+           "through this client)",
 }
 
 
@@ -104,13 +156,16 @@ async def open_acp(
 
     client = ClientConnection(
         stream, on_permission=on_permission, on_update=on_update,
-        file_system=LocalFileSystem() if fs else None, name="connect",
+        file_system=_ShownFileSystem(ui) if fs else None, name="connect",
         on_elicitation=on_elicitation, on_elicitation_complete=on_complete,
         notices=True, compaction=True,  # both are rendered
     )
     async with client:
         try:
             info = await client.initialize()
+        except RpcError as exc:
+            raise initialize_refused("acp", exc) from exc
+        try:
             if auth_method:
                 await client.authenticate(auth_method)
             if session_id is None:
@@ -121,6 +176,7 @@ async def open_acp(
             raise CliError(f"the agent refused: {exc.message} ({exc.code})") from exc
         name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
         ui.printer.line(f"[{name}: session {session_id}]")
+        ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
         yield AcpDriver(client, session_id)
 
 
@@ -165,7 +221,10 @@ async def open_wire(
     client = WireClient(stream, on_event=on_event, on_approval=on_approval, event_buffer=0,
                         on_question=on_question, name="connect")
     async with client:
-        result = await client.initialize()
+        try:
+            result = await client.initialize()
+        except RpcError as exc:
+            raise initialize_refused("wire", exc) from exc
         name = result.server.name if result is not None else "Wire server (v1, no handshake)"
         ui.printer.line(f"[{name}]")
         if replay:

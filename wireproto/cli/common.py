@@ -14,12 +14,12 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 import anyio.abc
 
-__all__ = ["SHUTDOWN_GRACE", "CliError", "one_line", "run", "watch_signals"]
+__all__ = ["SHUTDOWN_GRACE", "CliError", "as_cli_error", "one_line", "run", "watch_signals"]
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,30 @@ SHUTDOWN_GRACE = 4.5
 
 
 class CliError(Exception):
-    """A failure reported as ``wireproto: error: MESSAGE`` (no traceback), exit status 1."""
+    """A failure reported as ``wireproto: error: MESSAGE`` (no traceback), exit status 1.
+
+    Attributes:
+        details: lines printed after the error line, indented (e.g. the last
+            stderr lines of an agent that exited).
+    """
+
+    def __init__(self, message: str, details: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.details = tuple(details)
+
+
+def as_cli_error(exc: BaseException) -> BaseException:
+    """``exc``; a (grouped) exited process becomes a :class:`CliError` with its stderr lines."""
+    from wireproto.errors import ProcessExited
+
+    leaf = exc
+    inner = getattr(leaf, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        leaf = inner[0]
+        inner = getattr(leaf, "exceptions", None)
+    if isinstance(leaf, ProcessExited):
+        return CliError(leaf.summary, leaf.stderr)
+    return exc
 
 
 def one_line(exc: BaseException) -> str:

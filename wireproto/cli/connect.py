@@ -10,7 +10,8 @@ the prompt) exits.
 
 ``--script FILE`` runs one prompt per line (blank lines skipped) without
 asking anything: approvals follow ``--approve`` (default ``never``). The exit
-status is 1 when a prompt failed. ``--trace FILE`` records every message in
+status is 1 when a prompt failed (``wireproto: error: prompt N failed: ...``)
+and 130 when Ctrl-C stopped the script. ``--trace FILE`` records every message in
 both directions as JSON Lines (:mod:`wireproto.cli.trace`).
 """
 
@@ -24,22 +25,26 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 import anyio
 import anyio.abc
 
 from wireproto.cli.common import CliError, run
-from wireproto.cli.logs import LEVELS, redact, setup_logging
-from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.cli.logs import LEVELS, home, open_private, redact, setup_logging
+from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
     from wireproto.cli.keyboard import Keyboard
     from wireproto.cli.render import Printer
 
-__all__ = ["Driver", "Ui", "add_parser", "main_connect", "open_stream"]
+__all__ = ["Driver", "Ui", "add_parser", "describe_error", "main_connect", "open_stream"]
 
 log = logging.getLogger(__name__)
+
+INTERRUPTED = 130
+"""The exit status of a script stopped with Ctrl-C (or a start interrupted by it)."""
 
 APPROVALS = ("ask", "always", "never")
 """``--approve``: ask at the keyboard, or answer every approval the same way."""
@@ -99,6 +104,15 @@ class Ui:
         self.printer = printer
         self.keyboard = keyboard
         self.approve = approve
+        self.server_log: Path | None = None  # a spawned wireproto server's log file
+
+    def error(self, exc: RpcError) -> str:
+        """Print a failed request's error (with its data and the server's log); return it."""
+        text = describe_error(exc)
+        self.printer.line(f"[error {exc.code}] {text}")
+        if self.server_log is not None and self.server_log.exists():
+            self.printer.line(f"  (the agent's log: {self.server_log})")
+        return text
 
     async def decide(self, what: str) -> str:
         """Ask about an approval; returns ``once``, ``always`` or ``reject``."""
@@ -114,6 +128,20 @@ class Ui:
                                                                                   "reject")
 
 
+def describe_error(exc: RpcError) -> str:
+    """An error answer in words: its message, then its ``data`` (type and message, or JSON)."""
+    data = exc.data
+    if isinstance(data, dict) and isinstance(data.get("type"), str):
+        detail = f"{data['type']}: {data.get('message', '')}".rstrip(": ")
+    elif data is None or data == {}:
+        return exc.message
+    else:
+        import json
+
+        detail = json.dumps(data, ensure_ascii=False, default=str)
+    return f"{exc.message} ({detail})"
+
+
 def main_connect(args: argparse.Namespace) -> int:
     """Run ``wireproto connect``; returns the exit status."""
     setup_logging("connect", args.log_level)
@@ -125,7 +153,9 @@ def main_connect(args: argparse.Namespace) -> int:
         args.approve = "never" if args.script else "ask"
     script = None if args.script is None else _read_script(args.script)
     with contextlib.ExitStack() as files:
-        trace = files.enter_context(open(args.trace, "wb")) if args.trace else None
+        trace = None
+        if args.trace:  # (it holds every message: only its owner may read it)
+            trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
         return run(lambda: _connect(args, script, trace))
 
 
@@ -174,12 +204,15 @@ async def _connect(
                 stream = await stack.enter_async_context(
                     open_stream(args.cmd, args.ws, args.token))
             except (ConnectionClosed, OSError) as exc:
-                raise CliError(f"cannot reach the agent: {exc}") from exc
+                raise CliError(f"cannot reach the agent: {exc}{_hint(exc, args)}") from exc
+            ui.server_log = _server_log(stream, args.protocol)
             if trace is not None:
                 stream = TraceStream(stream, trace)
             opener = _acp if args.protocol == "acp" else _wire
             drivers.append(await stack.enter_async_context(opener(stream, ui, args)))
             return await _session(drivers[0], ui, script)
+    except ProcessExited as exc:
+        raise CliError(f"the agent closed the connection: {exc.summary}", exc.stderr) from exc
     except ConnectionClosed as exc:
         raise CliError(f"the agent closed the connection: {exc}") from exc
     finally:
@@ -187,15 +220,47 @@ async def _connect(
             keyboard.close()
 
 
+_HINTS = (
+    ("HTTP 401", "the server wants its token: pass --token TOKEN, or use the whole URL it "
+                 "printed (ws://HOST:PORT/?token=...)"),
+    ("HTTP 403", "the server refuses this origin (see its --allow-origin)"),
+)
+"""Text in a connection error -> what to do about it."""
+
+
+def _hint(exc: BaseException, args: argparse.Namespace) -> str:
+    if args.ws is None:
+        return ""
+    text = str(exc)
+    return next((f"; {hint}" for needle, hint in _HINTS if needle in text), "")
+
+
+def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | None:
+    """Where a spawned ``wireproto acp|wire`` logs (it exists only if the agent is one)."""
+    from wireproto.transports.subprocess import SubprocessStream
+
+    if not isinstance(stream, SubprocessStream):
+        return None
+    return home() / "logs" / f"{protocol}-{stream.pid}.log"
+
+
 async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
     state = _State()
     status = 0
+    failure: CliError | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_interrupts, driver, ui.printer, state, tg)
-        status = await (_script(driver, ui, script, state) if script is not None
-                        else _interactive(driver, ui, state))
+        try:
+            status = await (_script(driver, ui, script, state) if script is not None
+                            else _interactive(driver, ui, state))
+        except CliError as exc:  # raised outside the group: not wrapped in a group
+            failure = exc
         tg.cancel_scope.cancel()
-    return status  # quitting with Ctrl-C is not a failure
+    if failure is not None:
+        raise failure
+    if state.quit and script is not None:
+        return INTERRUPTED  # the script did not run to its end
+    return status  # quitting an interactive session with Ctrl-C is not a failure
 
 
 class _State:
@@ -229,17 +294,17 @@ async def _cancel(driver: Driver) -> None:
         log.info("cancel: %s", exc)
 
 
-async def _turn(driver: Driver, printer: Printer, state: _State, text: str) -> bool:
+async def _turn(driver: Driver, ui: Ui, state: _State, text: str) -> str | None:
+    """Run one prompt; returns ``None``, or the error in words when it failed."""
     state.turn, state.cancelling = True, False
     try:
         reason = await driver.prompt(text)
     except RpcError as exc:
-        printer.line(f"[error {exc.code}] {exc.message}")
-        return False
+        return ui.error(exc)
     finally:
         state.turn = False
-    printer.line(f"[{reason}]")
-    return True
+    ui.printer.line(f"[{reason}]")
+    return None
 
 
 async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
@@ -252,19 +317,27 @@ async def _interactive(driver: Driver, ui: Ui, state: _State) -> int:
         if line is None:
             return 0
         if line.strip():
-            await _turn(driver, ui.printer, state, line)
+            await _turn(driver, ui, state, line)
     return 0
 
 
 async def _script(driver: Driver, ui: Ui, lines: list[str], state: _State) -> int:
-    status = 0
-    for line in lines:
+    """Run every line; raises :class:`CliError` naming the first failed prompt."""
+    failed: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, 1):
         if ui.printer.closed:
             break
         ui.printer.line(f"> {line}")
-        if not await _turn(driver, ui.printer, state, line):
-            status = 1
-    return status
+        error = await _turn(driver, ui, state, line)
+        if error is not None:
+            failed.append((number, error))
+    if failed:
+        number, error = failed[0]
+        more = f" ({len(failed)} of {len(lines)} prompts failed)" if len(failed) > 1 else ""
+        where = f"; the agent's log: {ui.server_log}" if (
+            ui.server_log is not None and ui.server_log.exists()) else ""
+        raise CliError(f"prompt {number} failed: {error}{more}{where}")
+    return 0
 
 
 def _acp(stream: anyio.abc.ObjectStream[bytes], ui: Ui,

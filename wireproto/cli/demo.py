@@ -22,6 +22,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ import anyio.abc
 import wireproto
 from wireproto.cli.common import CliError, one_line, run
 from wireproto.cli.logs import LEVELS, setup_logging
+from wireproto.errors import ConnectionClosed, ProcessExited
 
 __all__ = ["DemoContext", "Report", "Server", "add_parser", "main_demo"]
 
@@ -60,6 +62,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--ws", action="store_true",
                         help="run the servers in websocket debug mode")
     parser.add_argument("--only", choices=("acp", "wire"), help="run one protocol only")
+    parser.add_argument("--generic", action="store_true",
+                        help="check only the protocol (handshake, session, a prompt, cancel, "
+                             "shutdown), for an agent of your own; without it the demo "
+                             "agent's own behaviour is checked")
     parser.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS",
                         help="the time limit of each step (default: 10)")
     parser.add_argument("--keep", action="store_true",
@@ -78,6 +84,8 @@ class Report:
         self.passed = 0
         self.failed = 0
         self.skipped = 0
+        self.explain: Callable[[ConnectionClosed], Awaitable[ConnectionClosed]] | None = None
+        """Turns a closed connection into the server's side of the story (exit, stderr)."""
 
     def say(self, text: str = "") -> None:
         """Print a line of the transcript."""
@@ -95,7 +103,15 @@ class Report:
             return False
         except Exception as exc:
             self.failed += 1
-            self.say(f"  FAIL  {name}: {one_line(exc)}")
+            exc = _first_leaf(exc)
+            if isinstance(exc, ConnectionClosed) and self.explain is not None:
+                exc = await self.explain(exc)
+            if isinstance(exc, ProcessExited):
+                self.say(f"  FAIL  {name}: {exc.summary}")
+                for line in exc.stderr:
+                    self.say(f"          | {line}")
+            else:
+                self.say(f"  FAIL  {name}: {one_line(exc)}")
             log.debug("step %s failed", name, exc_info=True)
             return False
         self.passed += 1
@@ -149,6 +165,11 @@ class DemoContext:
     env: dict[str, str]
     ws: bool
     timeout: float
+    live: Any = None  # the SubprocessStream of the running stdio server
+
+    async def explain(self, exc: ConnectionClosed) -> ConnectionClosed:
+        """``exc``, with the running server's exit status and stderr when it died."""
+        return exc if self.live is None else await self.live.explain(exc)
 
     @asynccontextmanager
     async def server(self, cmd: list[str], query: str = "") -> AsyncIterator[Server]:
@@ -159,7 +180,11 @@ class DemoContext:
             async with open_subprocess(cmd, env=self.env, cwd=self.work, stderr="log",
                                        shutdown_timeout=self.timeout) as child:
                 server = Server(child, child.pid, "end of input")
-                yield server
+                self.live = child
+                try:
+                    yield server
+                finally:
+                    self.live = None
             server.returncode = child.returncode
             return
         async with self._ws_server(cmd, query) as server:
@@ -198,9 +223,12 @@ async def _read_banner(
     process: anyio.abc.Process, *, task_status: anyio.abc.TaskStatus[str]
 ) -> None:
     """Find the URL on the server's stderr, then keep logging what it writes."""
+    from wireproto.transports.subprocess import TAIL_LINES
+
     assert process.stderr is not None
     buffer = b""
     announced = False
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
     async for chunk in process.stderr:
         buffer += chunk
         *lines, buffer = buffer.split(b"\n")
@@ -211,9 +239,20 @@ async def _read_banner(
                 task_status.started(line[len(BANNER):].strip())
             else:
                 log.info("server[%d]: %s", process.pid, line)
+                if line.strip():
+                    tail.append(line)
     if not announced:
-        raise RuntimeError(f"the server exited (status {await process.wait()}) "
-                           "before it was listening")
+        raise ProcessExited("the server stopped before it was listening",
+                            f"the server (pid {process.pid})", await process.wait(), tuple(tail))
+
+
+def _first_leaf(exc: Exception) -> Exception:
+    """The first exception inside (nested) exception groups, else ``exc``."""
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], Exception):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc
 
 
 def _command(value: str | None, default: str) -> list[str]:
@@ -252,6 +291,7 @@ def main_demo(args: argparse.Namespace) -> int:
     setup_logging("demo", args.log_level)
     context = DemoContext(work, _environment(home), args.ws, args.timeout)
     report = Report(sys.stdout, args.timeout)
+    report.explain = context.explain
     try:
         return run(lambda: _demo(context, report, acp_cmd, wire_cmd, args))
     finally:
@@ -266,19 +306,28 @@ async def _demo(
     context: DemoContext, report: Report, acp_cmd: list[str], wire_cmd: list[str],
     args: argparse.Namespace,
 ) -> int:
+    from wireproto.cli.demogeneric import GenericAcpScenario, GenericWireScenario
     from wireproto.cli.demosteps import AcpScenario, WireScenario, prepare
 
     prepare(context.work)
     mode = "websocket debug mode" if context.ws else "stdio"
     report.say(f"wireproto demo ({mode}), in a temporary directory: {context.work}")
+    scenarios: tuple[Callable[[DemoContext, list[str]], Any], ...] = (AcpScenario, WireScenario)
+    if args.generic:
+        scenarios = (GenericAcpScenario, GenericWireScenario)
+        report.say("--generic: checking the protocol only (handshake, session, a prompt, "
+                   "cancel, shutdown)")
+    elif args.acp_cmd or args.wire_cmd:
+        report.say("checking the demo agent's contract (its slash commands and replies); "
+                   "for an agent of your own, add --generic")
     if args.only in (None, "acp"):
         report.say()
         report.say(f"ACP: {shlex.join(acp_cmd)}")
-        await AcpScenario(context, acp_cmd).run(report)
+        await scenarios[0](context, acp_cmd).run(report)
     if args.only in (None, "wire"):
         report.say()
         report.say(f"Wire: {shlex.join(wire_cmd)}")
-        await WireScenario(context, wire_cmd).run(report)
+        await scenarios[1](context, wire_cmd).run(report)
     report.say()
     verdict = "all checks passed" if report.ok else "FAILED"
     report.say(f"Summary: {report.passed} passed, {report.failed} failed, "

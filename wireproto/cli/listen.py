@@ -24,11 +24,21 @@ import anyio
 from wireproto.cli.common import SHUTDOWN_GRACE, CliError, watch_signals
 from wireproto.cli.logs import redact
 from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
+from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
 if TYPE_CHECKING:  # imported when serving: building the parser stays light
     from wireproto.transports.websocket import WebSocketRequest, WebSocketStream
 
-__all__ = ["TOKEN_ENV", "ConnectionHandler", "Listener", "add_ws_options", "serve_listener"]
+__all__ = [
+    "CLOSE_CODES",
+    "INTERNAL_ERROR",
+    "TOKEN_ENV",
+    "ConnectionHandler",
+    "Listener",
+    "RequestCheck",
+    "add_ws_options",
+    "serve_listener",
+]
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +65,24 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
     )
 
 
+INTERNAL_ERROR = 1011
+"""The close code of a connection whose serving failed unexpectedly."""
+
+CLOSE_CODES: tuple[tuple[type[Exception], int], ...] = (
+    (Busy, 4409),
+    (NotFound, 4404),
+    (AuthRequired, 4401),
+    (InvalidArgument, 4400),
+    (AgentError, 4500),
+)
+"""Why an accepted connection could not be served -> its websocket close code
+(application codes 4000-4999: 4400 + the HTTP status it resembles); the close
+reason says what happened."""
+
+RequestCheck = Callable[["WebSocketRequest"], "tuple[int, str] | None"]
+"""A handshake check after the token check: ``None`` accepts, ``(status, text)`` refuses."""
+
+
 class Listener:
     """A resolved listen address, token and guard.
 
@@ -77,6 +105,8 @@ class Listener:
         self.token = explicit or new_token()
         redact(self.token)
         self.guard = WsGuard(self.token, origins)
+        self.checks: list[RequestCheck] = []
+        """The command's own handshake checks, run once the token is accepted."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> Listener:
@@ -85,7 +115,14 @@ class Listener:
 
     def check(self, request: WebSocketRequest) -> tuple[int, str] | None:
         """The handshake check: ``None`` accepts, ``(status, text)`` refuses."""
-        return self.guard.check(request.path, request.headers, _address(request))
+        refusal = self.guard.check(request.path, request.headers, _address(request))
+        for check in self.checks:
+            if refusal is not None:
+                break
+            refusal = check(request)
+            if refusal is not None:
+                log.warning("websocket from %s refused: %s", _address(request), refusal[1])
+        return refusal
 
 
 def _address(request: WebSocketRequest) -> str:
@@ -124,6 +161,10 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
             await handler(stream, request, stop)
         except Exception as exc:
             log.warning("%s failed: %s: %s", label, type(exc).__name__, exc)
+            code = next((c for t, c in CLOSE_CODES if isinstance(exc, t)), INTERNAL_ERROR)
+            reason = exc.message if isinstance(exc, AgentError) else "internal error (see the log)"
+            with anyio.move_on_after(SHUTDOWN_GRACE, shield=True):
+                await stream.close(code, reason)
         else:
             log.info("%s: ended", label)
         finally:

@@ -2,13 +2,17 @@
 
 The library itself configures no handlers. The CLI logs to stderr and to
 ``$WIREPROTO_HOME/logs/<command>-<pid>.log`` (rotated at a size bound; the
-oldest files beyond a count are pruned). Nothing is ever written to stdout.
+oldest files beyond a count are pruned). Logs hold prompts and paths: the
+directory is made 0700 and every file 0600, whatever the umask. Nothing is ever written to stdout.
 
 Secrets never reach a handler: every record (message and traceback) is
 scrubbed by :class:`_RedactFilter` before formatting. It replaces the secrets
 registered with :func:`redact` (e.g. the websocket token) and, whatever their
-value, anything that looks like a presented credential: a ``token=`` query
-parameter and an ``Authorization: Bearer`` value.
+value, anything that looks like a presented credential: a ``token`` query
+parameter in any percent-encoded spelling, and ``Authorization`` header,
+``Bearer`` and ``Basic`` values. The websockets library's debug dumps of raw
+request lines, headers and frame payloads are dropped altogether (frames carry
+whatever the peers send, e.g. MCP env values).
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import IO, Any
+from urllib.parse import unquote_plus
 
-__all__ = ["LEVELS", "home", "log_failure", "redact", "scrub", "setup_logging"]
+__all__ = ["LEVELS", "home", "log_failure", "open_private", "redact", "scrub", "setup_logging"]
 
 MAX_LOG_BYTES = 5 * 1024 * 1024
 """The size at which a log file is rotated (one backup is kept)."""
@@ -36,10 +42,22 @@ _installed: list[logging.Handler] = []
 _file: list[logging.Handler] = []  # the diagnostic file's handler, once installed
 
 _CREDENTIALS = (
-    (re.compile(r"([?&;]token=)[^&#\s'\"]+", re.IGNORECASE), r"\1***"),
-    (re.compile(r"(bearer\s+)[^\s'\",]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(authorization:\s*)[^\r\n'\"]+", re.IGNORECASE), r"\1***"),
+    (re.compile(r"((?:bearer|basic)\s+)[^\s'\",]+", re.IGNORECASE), r"\1***"),
 )
 """Patterns of presented credentials -> their replacement."""
+_QUERY = re.compile(r"([?&;])([^=&;#\s'\"]+)=([^&;#\s'\"]*)")
+"""A query parameter: the token check reads ``token`` in any percent-encoded spelling."""
+_WIRE_DUMP = ("<", ">")
+"""How the websockets library starts its debug lines that dump a request line, a
+header or a frame payload (``< GET /?token=...``, ``> TEXT '{...}'``)."""
+
+
+def _query_value(match: re.Match[str]) -> str:
+    sep, name, _ = match.groups()
+    if unquote_plus(name).strip().lower() == "token":
+        return f"{sep}{name}=***"
+    return match.group(0)
 
 
 def home() -> Path:
@@ -61,11 +79,16 @@ def scrub(text: str) -> str:
             text = text.replace(secret, "***")
     for pattern, replacement in _CREDENTIALS:
         text = pattern.sub(replacement, text)
+    if "=" in text:
+        text = _QUERY.sub(_query_value, text)
     return text
 
 
 class _RedactFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("websockets") and isinstance(record.msg, str) \
+                and record.msg.startswith(_WIRE_DUMP):
+            return False  # raw frames and headers: payloads, tokens, Authorization
         text = record.getMessage()
         clean = scrub(text)
         if clean != text:
@@ -75,6 +98,36 @@ class _RedactFilter(logging.Filter):
         if record.exc_text:
             record.exc_text = scrub(record.exc_text)
         return True
+
+
+def open_private(path: str | os.PathLike[str], mode: str = "a", **kwargs: Any) -> IO[Any]:
+    """Open ``path`` as a file only its owner may read or write (0600), whatever the umask.
+
+    An existing file keeps its content (unless ``mode`` truncates) and loses any
+    wider permission. ``kwargs`` go to :func:`open` (``encoding`` ...).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if "w" in mode else os.O_APPEND)
+    fd = os.open(path, flags, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        return open(fd, mode, **kwargs)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+class _PrivateFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file created 0600 (also after each rotation)."""
+
+    def _open(self) -> Any:
+        return open_private(self.baseFilename, self.mode, encoding=self.encoding,
+                            errors=self.errors)
+
+
+def _private_dir(directory: Path) -> None:
+    """Create ``directory`` (and parents) and make it 0700, whatever the umask."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)
 
 
 def _prune(directory: Path) -> None:
@@ -128,10 +181,10 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
     path: Path | None = None
     try:
         directory = home() / "logs"
-        directory.mkdir(parents=True, exist_ok=True)
+        _private_dir(directory)
         _prune(directory)
         path = directory / f"{command}-{os.getpid()}.log"
-        file = logging.handlers.RotatingFileHandler(
+        file = _PrivateFileHandler(
             path, maxBytes=MAX_LOG_BYTES, backupCount=1, encoding="utf-8"
         )
     except OSError as exc:
@@ -148,8 +201,8 @@ def setup_logging(command: str, level: str = "info") -> Path | None:
 
 def log_failure(command: str, exc: BaseException) -> None:
     """Write ``exc`` with its traceback to the diagnostic file only (stderr gets one line)."""
-    if not _file:
-        return
+    if not _file or not Path(getattr(_file[0], "baseFilename", "")).parent.is_dir():
+        return  # no file, or its directory is gone (the demo's temporary home)
     record = logging.getLogger("wireproto.cli").makeRecord(
         "wireproto.cli", logging.ERROR, __file__, 0, "%s failed", (command,),
         (type(exc), exc, exc.__traceback__),

@@ -42,9 +42,11 @@ Serve = Callable[[anyio.abc.ObjectStream[bytes] | None, anyio.Event, dict[str, s
 def add_common_options(parser: argparse.ArgumentParser) -> None:
     """``--agent``, ``--log-level`` and the websocket options."""
     parser.add_argument(
-        "--agent", metavar="MODULE:ATTR",
-        help="serve this agent (an Agent instance or a zero-argument callable returning one; "
-             "the current directory is importable) instead of the demo agent",
+        "--agent", metavar="FILE.py:ATTR|MODULE:ATTR",
+        help="serve this agent (an Agent instance or a zero-argument callable returning one) "
+             "instead of the demo agent: path/to/file.py:ATTR (from any directory) or "
+             "package.module:ATTR (the current directory is importable); default: "
+             "$WIREPROTO_AGENT when set",
     )
     parser.add_argument("--log-level", choices=LEVELS, default="info",
                         help="stderr log level (default: info; the log file gets info or finer)")
@@ -95,14 +97,17 @@ def _runtime(args: argparse.Namespace) -> Runtime:
     """
     from wireproto.agent.runtime import Runtime
     from wireproto.agent.store import JsonlStore
+    from wireproto.cli.agentload import AgentLoadError, agent_spec, load_agent
 
-    if args.agent:
-        from wireproto.cli.agentload import AgentLoadError, load_agent
-
+    spec = agent_spec(args.agent)
+    if spec is not None:
         try:
-            return Runtime(load_agent(args.agent), JsonlStore())
+            agent = load_agent(*spec)
         except AgentLoadError as exc:
             raise CliError(str(exc)) from exc
+        args.agent = spec[0]  # named in the "serving ..." log line
+        log.info("agent %s (%s, from %s)", agent.info.name, spec[0], spec[1])
+        return Runtime(agent, JsonlStore())
     from wireproto.agent.demo import DemoAgent
 
     return Runtime(DemoAgent(), JsonlStore())
@@ -112,6 +117,10 @@ def main_acp(args: argparse.Namespace) -> int:
     """Run ``wireproto acp``; returns the exit status."""
     setup_logging("acp", args.log_level)
     runtime = _runtime(args)
+    if args.require_auth and not runtime.agent.auth_methods:
+        raise CliError(f"--require-auth: the agent {runtime.agent.info.name!r} declares no "
+                       "authentication method (Agent.auth_methods), so no client could open "
+                       "a session; declare one or drop --require-auth")
 
     async def serve(
         stream: anyio.abc.ObjectStream[bytes] | None, stop: anyio.Event, _: dict[str, str]
@@ -156,12 +165,26 @@ def _serve(args: argparse.Namespace, name: str, serve: Serve) -> int:
         what = f"{name}: serving {args.agent or 'the demo agent'} on stdin/stdout"
         return run(lambda: _serve_stdio(serve, what))
     listener = Listener.from_args(args)
+    if name == "wire":  # (each connection chooses its session)
+        listener.checks.append(_check_session)
 
     async def handler(stream: WebSocketStream, request: WebSocketRequest,
                       stop: anyio.Event) -> None:
         await serve(stream, stop, _options(request.path))
 
     return run(lambda: serve_listener(listener, handler, name))
+
+
+def _check_session(request: WebSocketRequest) -> tuple[int, str] | None:
+    """Refuse a ``?session=`` that cannot name a session (400, with the reason)."""
+    from wireproto.agent.store import valid_session_id
+
+    session = _options(request.path).get("session")
+    if session is None or valid_session_id(session):
+        return None
+    shown = session if len(session) <= 40 else session[:40] + "..."
+    return 400, (f"invalid session id {shown!r}: use letters, digits, '.', '_' and '-' "
+                 "(up to 128, starting with a letter or digit)")
 
 
 def _options(path: str) -> dict[str, str]:

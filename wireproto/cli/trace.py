@@ -10,20 +10,22 @@ one line::
 this side wrote and ``recv`` for what it read. A message that is not valid
 JSON is recorded as a string under ``"text"`` instead of ``"msg"``. Each line
 is flushed as it is written, so a trace survives a crash.
+
+:class:`~wireproto.proxy.TraceWriter` writes the lines; it is also a relay
+observer, which is how ``wireproto proxy --trace`` records the traffic it
+relays, in the same format and directions as the client's own trace would.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import BinaryIO
 
 import anyio.abc
-import msgspec
 
-__all__ = ["TraceStream"]
+from wireproto.proxy.trace import TraceWriter
 
-_encode = msgspec.json.Encoder().encode
+__all__ = ["TraceStream", "TraceWriter"]
 
 
 class TraceStream(anyio.abc.ObjectStream[bytes]):
@@ -37,20 +39,11 @@ class TraceStream(anyio.abc.ObjectStream[bytes]):
     def __init__(self, inner: anyio.abc.ObjectStream[bytes], sink: BinaryIO) -> None:
         self.inner = inner
         self.sink = sink
-        self._t0 = time.monotonic()
+        self.writer = TraceWriter(sink)
 
     def record(self, direction: str, message: bytes) -> None:
         """Write one trace line for ``message`` going in ``direction``."""
-        body = message.rstrip(b"\r\n")
-        head = b'{"t":%.6f,"dir":"%s",' % (time.monotonic() - self._t0, direction.encode())
-        try:
-            msgspec.json.decode(body)
-        except msgspec.DecodeError:
-            line = head + b'"text":' + _encode(body.decode("utf-8", "replace")) + b"}\n"
-        else:
-            line = head + b'"msg":' + body + b"}\n"
-        self.sink.write(line)
-        self.sink.flush()
+        self.writer.record(direction, message)
 
     async def receive(self) -> bytes:
         """Receive from the inner stream and record it."""

@@ -195,8 +195,11 @@ class BridgeChannel:
             log.warning("bridge channel: refused a connection from %r", remote)
             await sock.aclose()
             return
-        async with Peer(FramedStream(sock, sock), self.router, name="bridge channel") as peer:
-            await peer.wait_closed()
+        try:
+            async with Peer(FramedStream(sock, sock), self.router, name="bridge channel") as peer:
+                await peer.wait_closed()
+        except Exception:  # one connection never takes the host down with it
+            log.exception("bridge channel: a connection from %r failed", remote)
 
     def _caller(self, token: str) -> Caller:
         caller = self.credentials.lookup(token)

@@ -51,6 +51,7 @@ from msgspec import UNSET, UnsetType
 
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
+from wireproto.jsonrpc._nesting import scan
 from wireproto.jsonrpc._onepass import (
     BIG,
     HEAD,
@@ -74,6 +75,7 @@ from wireproto.jsonrpc.messages import (
 __all__ = [
     "ACP_DIALECT",
     "MCP_DIALECT",
+    "TOO_DEEP",
     "WIRE_DIALECT",
     "DecHook",
     "DecodedParams",
@@ -84,10 +86,14 @@ __all__ = [
     "IncomingResponse",
     "ParamsSpec",
     "ParamsTable",
+    "is_too_deep",
+    "too_deep",
     "validation_error_data",
 ]
 
 T = TypeVar("T")
+TOO_DEEP = "nested too deeply"
+"""The ``reason`` of the error answering input nested deeper than the decoder goes."""
 log = logging.getLogger(__name__)
 
 
@@ -211,7 +217,22 @@ Incoming = Request | Notification | IncomingResponse
 :class:`DecodedParams`."""
 
 _EMPTY_OBJECT = msgspec.Raw(b"{}")
+_ANSWERS = ("result", "error")
 _NULL = msgspec.Raw(b"null")
+
+
+def too_deep() -> msgspec.ValidationError:
+    """The error that stands for input nested deeper than msgspec decodes.
+
+    Decoders raise it instead of the :class:`RecursionError` msgspec raises,
+    so that callers handle it like any other invalid value.
+    """
+    return msgspec.ValidationError(TOO_DEEP)
+
+
+def is_too_deep(exc: BaseException) -> bool:
+    """Whether ``exc`` is the error :func:`too_deep` builds."""
+    return isinstance(exc, msgspec.ValidationError) and str(exc) == TOO_DEEP
 
 
 def validation_error_data(exc: msgspec.ValidationError) -> dict[str, str]:
@@ -276,40 +297,74 @@ class Decoder:
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        if self.table is not None and FAST_PATHS and type(data) is bytes:
-            fast = self._one_pass(data)
-            if fast is not None:
-                return fast
-        d = self.dialect
         try:
-            env = self._envelope.decode(data)
-        except msgspec.DecodeError as exc:
-            # msgspec may report a wrong type before reaching malformed JSON
-            # later in the input: only well-formed JSON is an invalid request.
-            if isinstance(exc, msgspec.ValidationError) and _is_json(data):
-                raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
-            repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
-            if repaired is None:
-                raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
-            return self.decode(repaired)
-        if env.jsonrpc is UNSET:
-            if d.require_jsonrpc:
+            if self.table is not None and FAST_PATHS and type(data) is bytes:
+                fast = self._one_pass(data)
+                if fast is not None:
+                    return fast
+            d = self.dialect
+            try:
+                env = self._envelope.decode(data)
+            except msgspec.DecodeError as exc:
+                # msgspec may report a wrong type before reaching malformed JSON
+                # later in the input: only well-formed JSON is an invalid request.
+                if isinstance(exc, msgspec.ValidationError) and _is_json(data):
+                    raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request) from exc
+                repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
+                if repaired is None:
+                    raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
+                return self.decode(repaired)
+            if env.jsonrpc is UNSET:
+                if d.require_jsonrpc:
+                    raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
+            elif env.jsonrpc != "2.0":
                 raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
-        elif env.jsonrpc != "2.0":
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
-        if env.method is not UNSET:
-            return self._call(env, env.method)
-        if env.id is UNSET or env.id is None:
-            if env.id is None and (env.result or env.error):
-                # An answer to something the peer could not parse: never reply
-                # to it (two peers would ping-pong errors forever).
+            if env.method is not UNSET:
+                return self._call(env, env.method)
+            if env.id is UNSET or env.id is None:
+                if env.id is None and (env.result or env.error):
+                    # An answer to something the peer could not parse: never reply
+                    # to it (two peers would ping-pong errors forever).
+                    raise InvalidMessage(
+                        ErrorCode.INVALID_REQUEST, "response with null id", reply=False
+                    )
                 raise InvalidMessage(
-                    ErrorCode.INVALID_REQUEST, "response with null id", reply=False
+                    ErrorCode.INVALID_REQUEST, d.invalid_request, reply=d.answer_idless
                 )
-            raise InvalidMessage(
-                ErrorCode.INVALID_REQUEST, d.invalid_request, reply=d.answer_idless
+            return self._response(env, env.id)
+        except RecursionError:  # (no extra call on the hot path)
+            raise self._too_deep(data) from None
+
+    def _too_deep(self, data: bytes | bytearray | memoryview) -> InvalidMessage:
+        """The error for input msgspec found nested too deeply (see :mod:`._nesting`)."""
+        d = self.dialect
+        found = scan(data)
+        if not found.json:
+            repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
+            if repaired is not None:
+                found = scan(repaired)
+        log.debug("%s: input nested %d levels deep refused", d.name, found.depth)
+        if not found.json:
+            return InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error)
+        if found.method is None and found.id is not None and found.deepest_in in _ANSWERS:
+            # a response to one of our requests: it fails that request, never answered
+            return InvalidMessage(
+                ErrorCode.INVALID_REQUEST, f"{d.invalid_response}: {TOO_DEEP}",
+                id=found.id, reply=False, response=True,
             )
-        return self._response(env, env.id)
+        if found.deepest_in == "params" and found.method is not None:
+            return InvalidMessage(
+                ErrorCode.INVALID_PARAMS,
+                d.invalid_params.format(method=found.method),
+                {"path": "$.params", "reason": TOO_DEEP},
+                id=found.id,
+                reply=found.id is not None,  # (a notification is only logged)
+            )
+        return InvalidMessage(
+            ErrorCode.INVALID_REQUEST, d.invalid_request, {"path": "$", "reason": TOO_DEEP},
+            id=found.id,
+            reply=not found.members or found.id is not None or d.answer_idless,
+        )
 
     def _one_pass(self, data: bytes) -> Request | Notification | None:
         """A call decoded in one pass, or ``None`` to decode it in two."""
@@ -445,16 +500,26 @@ class Decoder:
             ) from exc
         except msgspec.DecodeError as exc:
             raise InvalidMessage(ErrorCode.PARSE_ERROR, self.dialect.parse_error) from exc
+        except RecursionError:
+            raise InvalidMessage(
+                ErrorCode.INVALID_PARAMS,
+                self.dialect.invalid_params.format(method=method),
+                {"path": "$", "reason": TOO_DEEP},
+            ) from None
 
     def decode_result(self, result: msgspec.Raw, type_: type[T]) -> T:
         """Decode a response's raw ``result`` into ``type_``.
 
         Raises:
             msgspec.DecodeError: the result does not match ``type_``
-                (:class:`msgspec.ValidationError`) or holds invalid UTF-8;
-                the peer converts it into a remote protocol error.
+                (:class:`msgspec.ValidationError`, also when it is nested
+                too deeply) or holds invalid UTF-8; the peer converts it
+                into a remote protocol error.
         """
-        return cast(T, self._decode_typed(result, type_))
+        try:
+            return cast(T, self._decode_typed(result, type_))
+        except RecursionError:
+            raise too_deep() from None
 
 
 class Encoder:

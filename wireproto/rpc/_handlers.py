@@ -14,7 +14,9 @@ room in the backlog                queued; the next free handler task takes
 otherwise                          answered ``overload_code`` at once
 =================================  ==========================================
 
-Each request runs in its handler task's cancel scope, registered by id
+A handler does not start a request while the writer holds its byte budget
+(a peer that stops reading cannot make this side produce more than the
+requests already running). Each request runs in its handler task's cancel scope, registered by id
 while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
 can cancel it; a request still in the backlog is removed instead. A task
 keeps its scope from one request to the next (entering a scope costs more
@@ -200,6 +202,8 @@ class HandlerPool:
                 with scope:
                     while True:
                         answer = None
+                        if self._writer.over_budget:  # the peer is not reading: no new work
+                            await self._writer.wait_budget()
                         answer = await self._handle(job[0], job[1], scope)
                         if scope.cancel_called:  # returned in spite of the cancellation
                             break

@@ -21,8 +21,13 @@ Two ways in, by what the message needs:
   except once every :data:`YIELD_EVERY` messages, so a burst is written in a
   few large writes and a loop of ``notify`` calls still lets others run.
 
-Either way a producer waits while the queue is full. Order is preserved: a
-message is only written directly when nothing is queued or being written.
+Either way a producer waits while the queue is full: it holds ``size``
+messages, and at most ``max_bytes`` bytes counting the batch being written
+(a larger message is taken alone, when nothing else is queued or being
+written, so it cannot wait forever). A peer that stops reading therefore pins
+at most ``max_bytes`` here, plus the one message each waiting producer holds.
+Order is preserved: a message is only written directly when nothing is
+queued or being written.
 
 :meth:`Writer.close` stops accepting messages; the task then writes what is
 queued and ends (:meth:`Writer.wait_done`). When the stream breaks, the
@@ -47,6 +52,7 @@ from wireproto.rpc._waiter import Waiter
 
 __all__ = [
     "BATCH",
+    "DEFAULT_MAX_BYTES",
     "STREAM_GONE",
     "YIELD_EVERY",
     "Item",
@@ -62,6 +68,9 @@ Item = bytes | list[bytes]
 
 BATCH = 64
 """The most messages written by one transport operation."""
+
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""The default byte budget of queued outgoing data per connection (64 MiB)."""
 
 YIELD_EVERY = 32
 """Messages :meth:`Writer.send` queues before its producer yields once."""
@@ -107,6 +116,7 @@ class Writer:
         size: messages queued before producers wait.
         on_broken: called with the exception when the stream breaks.
         name: a label for log lines.
+        max_bytes: bytes queued or being written before producers wait.
     """
 
     def __init__(
@@ -115,9 +125,16 @@ class Writer:
         size: int,
         on_broken: Callable[[BaseException], None],
         name: str,
+        max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
+        if max_bytes < 1:
+            raise ValueError("max_bytes must be positive")
         self._stream = stream
         self._size = size
+        self.max_bytes = max_bytes
+        self._bytes = 0  # queued or being written
+        self._full = False  # a message did not fit in the budget: producers wait
+        self.peak_bytes = 0  # the most ever held (for tests and diagnostics)
         self._on_broken = on_broken
         self.name = name
         self._items: deque[Item] = deque()
@@ -195,6 +212,14 @@ class Writer:
                 return True
         if len(items) >= self._size:
             return False
+        size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
+        held = self._bytes + size
+        if held > self.max_bytes and self._bytes:
+            self._full = True  # (a message over the budget goes alone)
+            return False
+        self._bytes = held
+        if held > self.peak_bytes:
+            self.peak_bytes = held
         items.append(data)
         self._kick()
         return True
@@ -240,6 +265,24 @@ class Writer:
         """``(queued messages, producers waiting for room)``."""
         return len(self._items), self._waiting
 
+    @property
+    def queued_bytes(self) -> int:
+        """Bytes queued or being written."""
+        return self._bytes
+
+    @property
+    def over_budget(self) -> bool:
+        """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
+        return self._full
+
+    async def wait_budget(self) -> None:
+        """Wait until bytes were written since the budget was full (or the writer closed)."""
+        while self._full and not self._closed:
+            try:
+                await self._wait_room()
+            except ConnectionClosed:
+                return
+
     def close(self) -> None:
         """Accept no more messages; what is queued is still written."""
         self._closed = True
@@ -255,6 +298,7 @@ class Writer:
         """Drop what is queued and accept nothing more (even if never started)."""
         self._closed = True
         self._items.clear()
+        self._bytes = 0
         self._kick()
         self._release_room()
 
@@ -264,6 +308,7 @@ class Writer:
             self._cause = exc
             self._closed = True
             self._items.clear()
+            self._bytes = 0
             self._kick()
             self._release_room()
             self._on_broken(exc)
@@ -301,6 +346,10 @@ class Writer:
                 else:
                     for item in batch:
                         await stream.send(item)
+                if self._bytes:  # (a failure or discard has zeroed it)
+                    self._bytes -= sum(map(len, batch))
+                    self._full = False
+                    self._release_room()
         except STREAM_GONE as exc:
             self._fail(exc)
         finally:

@@ -73,7 +73,7 @@ from wireproto.jsonrpc.codec import (
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
 from wireproto.rpc._waiter import Waiter, waiter_factory
-from wireproto.rpc._writer import STREAM_GONE, SupportsSendMany, Writer
+from wireproto.rpc._writer import DEFAULT_MAX_BYTES, STREAM_GONE, SupportsSendMany, Writer
 from wireproto.rpc.router import Router
 
 __all__ = ["Peer", "PeerStats", "SupportsSendMany"]
@@ -94,6 +94,8 @@ class PeerStats:
         backlog: inbound requests waiting for a free handler.
         send_queued: encoded messages waiting for the writer.
         send_waiting: producers waiting for room in the send queue.
+        send_bytes: bytes queued or being written.
+        send_peak_bytes: the most bytes ever queued or being written at once.
     """
 
     pending: int
@@ -101,6 +103,8 @@ class PeerStats:
     backlog: int
     send_queued: int
     send_waiting: int
+    send_bytes: int = 0
+    send_peak_bytes: int = 0
 
 
 class _InOrder:
@@ -162,6 +166,10 @@ class Peer:
         backlog: inbound requests waiting beyond ``max_concurrency``.
         overload_code: the error code answering a request beyond the backlog.
         send_queue: outgoing messages buffered before producers wait.
+        send_buffer_bytes: outgoing bytes buffered (queued or being written)
+            before producers wait (default 64 MiB): a peer that stops
+            reading pins at most this much, plus one message per waiting
+            producer. A single larger message is still sent, alone.
         inbox_size: notifications buffered before the reader waits.
         flush_timeout: seconds closing may take to answer the inbound
             requests and write what is queued.
@@ -180,6 +188,7 @@ class Peer:
         backlog: int = 256,
         overload_code: int = -32099,
         send_queue: int = 256,
+        send_buffer_bytes: int = DEFAULT_MAX_BYTES,
         inbox_size: int = 256,
         flush_timeout: float = 5.0,
         name: str = "peer",
@@ -193,7 +202,7 @@ class Peer:
         self.name = name
         self._decoder = Decoder(dialect, self.router)
         self._encoder = Encoder(dialect)
-        self._writer = Writer(stream, send_queue, self._mark_closed, name)
+        self._writer = Writer(stream, send_queue, self._mark_closed, name, send_buffer_bytes)
         self._handlers = HandlerPool(
             self._writer, self._decoder, self._encoder,
             max_concurrency=max_concurrency, backlog=backlog, overload_code=overload_code,
@@ -294,6 +303,8 @@ class Peer:
             backlog=self._handlers.waiting,
             send_queued=queued,
             send_waiting=waiting,
+            send_bytes=self._writer.queued_bytes,
+            send_peak_bytes=self._writer.peak_bytes,
         )
 
     @property
@@ -483,7 +494,9 @@ class Peer:
             msg = self._decoder.decode(data)
         except InvalidMessage as exc:
             log.warning("%s: invalid message: %s", self.name, exc)
-            if exc.reply:
+            if exc.response:
+                self._fail_pending(exc)
+            elif exc.reply:
                 await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
             return
         if isinstance(msg, IncomingResponse):
@@ -492,6 +505,17 @@ class Peer:
             await self._handlers.admit(msg, self.router.get(msg.method))
         else:
             await self._on_notification(msg)
+
+    def _fail_pending(self, exc: InvalidMessage) -> None:
+        """A response that cannot be read fails the request it answers."""
+        rid = exc.id
+        pending = None if rid is None else self._pending.get((type(rid), rid))
+        if pending is not None:
+            error = RemoteProtocolError(
+                f"{self.name}: the peer's response to {pending.method} is invalid: {exc.message}"
+            )
+            error.__cause__ = exc
+            pending.resolve(error)
 
     def _on_response(self, msg: IncomingResponse) -> None:
         pending = self._pending.get((type(msg.id), msg.id))

@@ -13,6 +13,7 @@ from typing import Literal
 
 import anyio.abc
 
+from wireproto.errors import ConnectionClosed
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["open_stream"]
@@ -45,6 +46,9 @@ async def open_stream(
         ValueError: both or neither of ``cmd`` and ``url``.
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused.
+        ProcessExited: a :class:`ConnectionClosed` left the body because the
+            spawned command exited (or closed its output): raised instead,
+            with its exit status and last stderr lines (``stderr="log"``).
     """
     if (cmd is None) == (url is None):
         raise ValueError("give exactly one of cmd and url")
@@ -55,7 +59,13 @@ async def open_stream(
             cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes,
             start_new_session=start_new_session, redact=redact,
         ) as child:
-            yield child
+            try:
+                yield child
+            except ConnectionClosed as exc:
+                explained = await child.explain(exc)
+                if explained is exc:
+                    raise
+                raise explained from exc
     else:
         assert url is not None
         from wireproto.transports.websocket import connect_websocket

@@ -27,7 +27,14 @@ cancellation, while whatever the child still writes to stdout is discarded:
 4. send SIGKILL and reap it;
 5. close the pipes.
 
-The exit status stays available on :attr:`SubprocessStream.returncode`.
+The exit status stays available on :attr:`SubprocessStream.returncode`,
+and with ``stderr="log"`` the last lines the child wrote to stderr on
+:attr:`SubprocessStream.stderr_tail` (bounded, secrets masked). When the
+connection ends because the child went away, :meth:`SubprocessStream.explain`
+turns the :class:`~wireproto.errors.ConnectionClosed` into a
+:class:`~wireproto.errors.ProcessExited` carrying both: the entry points
+(:func:`~wireproto.transports.open.open_stream` and what builds on it) raise
+that instead, so a child that dies at start-up says why.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
+from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -42,6 +50,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from wireproto.errors import ConnectionClosed, ProcessExited
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import FramedStream
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream
@@ -58,6 +67,12 @@ StderrMode = Literal["inherit", "log"]
 _STDERR_LINE_LIMIT = 64 * 1024  # a longer stderr line is logged in pieces
 REDACTED = "[redacted]"
 """What replaces a secret in a logged stderr line."""
+
+TAIL_LINES = 12
+"""Stderr lines a :class:`SubprocessStream` keeps for :meth:`~SubprocessStream.explain`."""
+_TAIL_LINE_CHARS = 300  # a longer kept line is cut
+EXIT_WAIT = 2.0
+"""Seconds :meth:`SubprocessStream.explain` waits for the child to exit and its stderr to end."""
 
 
 class SubprocessStream(FramedStream):
@@ -79,6 +94,9 @@ class SubprocessStream(FramedStream):
         super().__init__(stdout, stdin, max_bytes=max_bytes)
         self.process = process
         self.stdout = stdout
+        self.program = "the process"
+        self.stderr_tail: deque[str] = deque(maxlen=TAIL_LINES)
+        self.stderr_done = anyio.Event()
 
     @property
     def pid(self) -> int:
@@ -98,6 +116,26 @@ class SubprocessStream(FramedStream):
         """Close the child's stdin and stop receiving (idempotent)."""
         self._interrupt_read()
         await self.send_eof()
+
+    async def explain(self, exc: ConnectionClosed, *, wait: float = EXIT_WAIT) -> ConnectionClosed:
+        """``exc`` with the child's side of the story, when the child went away.
+
+        When the child exited, or closed its stdout, waits up to ``wait``
+        seconds for its exit and for the end of its stderr, then returns a
+        :class:`~wireproto.errors.ProcessExited` with ``exc``'s message as
+        the reason, the exit status and :attr:`stderr_tail`. Otherwise (the
+        connection was closed on this side, the child is still talking)
+        returns ``exc`` itself.
+        """
+        if isinstance(exc, ProcessExited):
+            return exc
+        if self.returncode is None and not self._eof:
+            return exc
+        with anyio.move_on_after(wait, shield=True):
+            await self.process.wait()
+            await self.stderr_done.wait()
+        reason = str(exc) or "the connection closed"
+        return ProcessExited(reason, self.program, self.returncode, tuple(self.stderr_tail))
 
 
 @asynccontextmanager
@@ -159,15 +197,17 @@ async def open_subprocess(
     name = os.path.basename(cmd[0])
     log.debug("started %s (pid %d)", name, process.pid)
     stream = SubprocessStream(process, stdout, stdin, max_bytes=max_bytes)
+    stream.program = f"{name} (pid {process.pid})"
     # The task group is entered and left by hand so that an exception from
     # the body propagates as itself rather than inside an ExceptionGroup.
     tg = anyio.create_task_group()
     await tg.__aenter__()
-    drained = anyio.Event()
+    drained = stream.stderr_done
     if process.stderr is not None:
         secrets = tuple(sorted({x for x in redact if x}, key=len, reverse=True))
         tg.start_soon(
-            _drain_stderr, process.stderr, f"{name}[{process.pid}]", drained, secrets
+            _drain_stderr, process.stderr, f"{name}[{process.pid}]", drained, secrets,
+            stream.stderr_tail,
         )
     else:
         drained.set()
@@ -225,28 +265,35 @@ async def _drain_stderr(
     label: str,
     done: anyio.Event,
     secrets: tuple[str, ...] = (),
+    tail: deque[str] | None = None,
 ) -> None:
-    """Log every line the child writes to stderr until it closes the pipe."""
+    """Log every line the child writes to stderr until it closes the pipe.
+
+    The last lines (secrets masked, long ones cut) are also kept in ``tail``.
+    """
     pending = b""
+    keep = tail if tail is not None else deque(maxlen=0)
     try:
         async for chunk in source:
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
             for line in lines:
-                _log_stderr(label, line, secrets)
+                _log_stderr(label, line, secrets, keep)
             if len(pending) > _STDERR_LINE_LIMIT:
-                _log_stderr(label, pending, secrets)
+                _log_stderr(label, pending, secrets, keep)
                 pending = b""
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         pass
     finally:
         if pending:
-            _log_stderr(label, pending, secrets)
+            _log_stderr(label, pending, secrets, keep)
         done.set()
 
 
-def _log_stderr(label: str, line: bytes, secrets: tuple[str, ...]) -> None:
+def _log_stderr(label: str, line: bytes, secrets: tuple[str, ...], tail: deque[str]) -> None:
     text = line.rstrip(b"\r").decode("utf-8", "replace")
     for secret in secrets:  # longest first: a secret containing another goes whole
         text = text.replace(secret, REDACTED)
     stderr_log.info("%s: %s", label, text)
+    if text.strip():
+        tail.append(text if len(text) <= _TAIL_LINE_CHARS else text[:_TAIL_LINE_CHARS] + " ...")

@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from websockets.http11 import Request, Response
 
 __all__ = [
+    "HttpResponse",
     "Refusal",
     "RequestCheck",
     "WebSocketHandler",
@@ -96,8 +97,28 @@ class WebSocketRequest:
 Refusal = tuple[int, str]
 """An HTTP status and a short text answering a refused handshake."""
 
-RequestCheck = Callable[[WebSocketRequest], "Refusal | None"]
-"""Called before accepting a connection: ``None`` accepts, ``(status, text)`` refuses."""
+
+@dataclasses.dataclass(frozen=True)
+class HttpResponse:
+    """A complete plain HTTP answer to a request that is not a WebSocket handshake.
+
+    Returned by a :data:`RequestCheck` to serve, for example, a static page
+    on the same port as the websocket; the connection is closed after it.
+
+    Attributes:
+        status: the HTTP status code.
+        body: the response body.
+        headers: extra headers (``Content-Length`` is set from ``body``).
+    """
+
+    status: int
+    body: bytes = b""
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+RequestCheck = Callable[[WebSocketRequest], "Refusal | HttpResponse | None"]
+"""Called before accepting a connection: ``None`` accepts, ``(status, text)`` refuses,
+an :class:`HttpResponse` is sent as it is."""
 
 WebSocketHandler = Callable[["WebSocketStream", WebSocketRequest], Awaitable[None]]
 """Serves one accepted connection; it is closed when the handler returns."""
@@ -179,6 +200,15 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
         """Close the connection normally (1000), waiting for the closing handshake."""
         self._closed = True
         await self._close(1000, "")
+
+    async def close(self, code: int, reason: str) -> None:
+        """Close the connection with ``code`` and a ``reason`` the peer can show.
+
+        The reason is cut to the 123 bytes a close frame can carry.
+        """
+        self._closed = True
+        raw = reason.encode("utf-8")[:123]
+        await self._close(code, raw.decode("utf-8", "ignore"))
 
     def _convert(self, exc: wsexc.WebSocketException, *, sending: bool) -> Exception:
         """The single conversion point from websockets errors to anyio ones."""
@@ -293,7 +323,8 @@ async def serve_websocket(
         max_bytes: the largest accepted inbound message (default 64 MiB).
         process_request: checks each handshake (path, headers) first and
             may refuse it with an HTTP status, e.g. for token auth or an
-            ``Origin`` check.
+            ``Origin`` check, or answer a plain HTTP ``GET`` with an
+            :class:`HttpResponse`.
 
     Yields:
         the server; on exit it stops listening, closes open connections
@@ -333,12 +364,30 @@ def _check(process_request: RequestCheck, conn: Any, request: Request) -> Respon
     refusal = process_request(_info(request, conn.remote_address))
     if refusal is None:
         return None
+    if isinstance(refusal, HttpResponse):
+        return _http_response(refusal)
     status, text = refusal
     log.info(
         "websocket handshake for %s refused: %d %s", request.path.partition("?")[0], status, text
     )
     response: Response = conn.respond(status, text + "\n")
     return response
+
+
+def _http_response(answer: HttpResponse) -> Response:
+    from http import HTTPStatus
+
+    from websockets.datastructures import Headers
+    from websockets.http11 import Response
+
+    headers = Headers(answer.headers)
+    headers["Content-Length"] = str(len(answer.body))
+    headers["Connection"] = "close"
+    try:
+        reason = HTTPStatus(answer.status).phrase
+    except ValueError:
+        reason = ""
+    return Response(answer.status, reason, headers, answer.body)
 
 
 # ------------------------------------------------------------------ backends

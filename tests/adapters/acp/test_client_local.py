@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -218,3 +218,38 @@ async def test_wait_for_exit_is_answered_when_the_terminal_is_released(tmp_path:
             await waiting.wait()
             await terminals.release(sess, term(S.ReleaseTerminalRequest, tid))
         assert statuses[0].signal == "SIGKILL"
+
+
+@pytest.mark.parametrize("path", ["{cwd}/a\x00b", "\x00", "{cwd}/" + "n" * 5000])
+async def test_nul_and_overlong_paths_are_invalid_params(roots: tuple[Path, ...],
+                                                         path: str) -> None:
+    cwd = roots[0]
+    fs, sess = LocalFileSystem(), session(cwd)
+    path = path.format(cwd=cwd)
+    for call in (read(fs, sess, path), write(fs, sess, path, "x")):
+        with pytest.raises(RpcError) as info:
+            await call
+        assert info.value.code == -32602
+        assert "NUL" in info.value.message or "too long" in info.value.message
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ({"command": "/bin/e\x00cho"}, "NUL"),
+    ({"args": ["a\x00b"]}, "NUL"),
+    ({"cwd": "/tmp/\x00"}, "NUL"),
+    ({"env": [S.EnvVariable(name="A", value="x\x00y")]}, "NUL"),
+    ({"env": [S.EnvVariable(name="A=B", value="x")]}, "variable name"),
+    ({"env": [S.EnvVariable(name="", value="x")]}, "variable name"),
+    ({"cwd": "/no/such/directory"}, "not a directory"),
+    ({"output_byte_limit": -1}, "negative"),
+])
+async def test_terminal_requests_that_cannot_start_are_invalid_params(
+    tmp_path: Path, change: dict[str, Any], reason: str
+) -> None:
+    sess = session(tmp_path)
+    async with LocalTerminals() as terminals:
+        fields: dict[str, Any] = {"session_id": "s1", "command": sys.executable}
+        with pytest.raises(RpcError) as info:
+            await terminals.create(sess, S.CreateTerminalRequest(**{**fields, **change}))
+        assert info.value.code == -32602
+        assert reason in info.value.message

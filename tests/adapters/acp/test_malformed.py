@@ -133,3 +133,19 @@ async def test_relative_cwd_is_invalid(acp: OpenAcp) -> None:
         error = await client.error("session/new", {"cwd": "rel/dir", "mcpServers": []})
     assert error["code"] == -32602
     assert "cwd" in error["message"]
+
+
+@pytest.mark.parametrize("command", ["/read a\x00b", "/write a\x00b text"])
+@pytest.mark.parametrize("client_fs", [False, True])
+async def test_a_nul_in_a_path_is_invalid_params_not_an_internal_error(
+    acp: OpenAcp, workdir: Path, command: str, client_fs: bool
+) -> None:
+    fs = {"fs": {"readTextFile": True, "writeTextFile": True}} if client_fs else {}
+    async with acp() as client:
+        await client.initialize(fs)
+        sid = (await client.new_session(str(workdir)))["sessionId"]
+        response, _ = await client.prompt(sid, command)
+        assert response["error"]["code"] == -32602, response
+        assert "NUL" in response["error"]["message"]
+        response, _ = await client.prompt(sid, "still there?")  # the session goes on
+        assert response["result"]["stopReason"] == "end_turn"

@@ -134,13 +134,18 @@ def test_tool_calls() -> None:
                       "status": "failed", "title": "Oops", "rawOutput": {"e": 1}}
 
 
-def test_plan_entries_are_coerced_to_the_closed_enums() -> None:
-    event = PlanUpdated([PlanEntry("a", "in_progress", "high"), PlanEntry("b", "weird", "urgent")])
+def test_plan_entries_translate_and_unknown_values_are_refused() -> None:
+    event = PlanUpdated([PlanEntry("a", "in_progress", "high"), PlanEntry("b")])
     out = valid_updates(T.updates(event, session(), PLAIN))
     assert out[0]["entries"] == [
         {"content": "a", "priority": "high", "status": "in_progress"},
         {"content": "b", "priority": "medium", "status": "pending"},
     ]
+    with pytest.raises(ValueError, match=r"PlanEntry\.status must be one of pending, "
+                                         r"in_progress, completed; got 'done'"):
+        PlanEntry("c", "done")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"PlanEntry\.priority must be one of high, medium, low"):
+        PlanEntry("c", priority="urgent")  # type: ignore[arg-type]
 
 
 def test_usage_needs_used_and_size() -> None:

@@ -286,23 +286,23 @@ class Failing(Agent):
 
 
 @pytest.mark.parametrize(
-    ("text", "code", "message"),
+    ("text", "code", "message", "data"),
     [
-        ("busy", -32000, "already busy"),
-        ("arg", -32602, "bad argument"),
-        ("auth", -32004, "log in again"),
-        ("missing", -32000, "no such thing"),
-        ("agent", -32003, "provider down"),
-        ("bug", -32603, "Internal error"),
+        ("busy", -32000, "already busy", None),
+        ("arg", -32602, "bad argument", None),
+        ("auth", -32004, "log in again", None),
+        ("missing", -32000, "no such thing", None),
+        ("agent", -32003, "provider down", None),
+        ("bug", -32603, "Internal error", {"type": "RuntimeError", "message": "secret detail"}),
     ],
 )
 async def test_agent_errors_map_to_codes_after_turn_end(
-    open_raw: OpenRaw, text: str, code: int, message: str
+    open_raw: OpenRaw, text: str, code: int, message: str, data: object
 ) -> None:
     async with open_raw(agent=Failing()) as raw:
         after = await raw.collect_call("p", "prompt", {"user_input": text})
         assert kinds(after)[-3:] == ["StepInterrupted", "TurnEnd", "response:p"]
-        assert after[-1]["error"] == {"code": code, "message": message, "data": None}
+        assert after[-1]["error"] == {"code": code, "message": message, "data": data}
         after = await raw.collect_call("q", "prompt", {"user_input": "tokens"})
         assert after[-1]["result"] == {"status": "finished"}  # the busy state was released
 

@@ -79,6 +79,7 @@ from wireproto.errors import (
     ConnectionClosed,
     InvalidArgument,
     InvalidMessage,
+    LocalProtocolError,
     NotFound,
     RpcError,
 )
@@ -149,8 +150,8 @@ def _rpc_error(exc: AgentError) -> RpcError:
     for cls in type(exc).__mro__:
         code = ERROR_CODES.get(cls)
         if code is not None:
-            return RpcError(code, exc.message)
-    return RpcError(ErrorCode.INTERNAL_ERROR, exc.message)
+            return RpcError(code, exc.message, exc.data)
+    return RpcError(ErrorCode.INTERNAL_ERROR, exc.message, exc.data)
 
 
 def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> Decode:
@@ -191,6 +192,10 @@ class AgentConnection(ClientCalls):
             (also when the agent's ``require_auth`` is true).
         name: a label for log lines.
 
+    Raises:
+        LocalProtocolError: authentication is required but the agent declares
+            no authentication method.
+
     Attributes:
         capabilities: what the client declared (set by ``initialize``).
         initialized: whether an ``initialize`` was answered.
@@ -212,6 +217,11 @@ class AgentConnection(ClientCalls):
         self.name = name
         self.policy = McpPolicy(allow_stdio=allow_client_stdio_mcp)
         self.require_auth = require_auth or self.agent.require_auth
+        if self.require_auth and not self.agent.auth_methods:
+            raise LocalProtocolError(
+                f"authentication is required but the agent {self.agent.info.name!r} declares "
+                "no authentication method (Agent.auth_methods), so no client could open a "
+                "session: declare one, or do not require authentication")
         self.initialized = False
         self.authenticated = False
         self.capabilities = ClientCapabilities()

@@ -280,14 +280,21 @@ class ClientConnection:
             RemoteProtocolError: the agent chose a version we do not speak
                 (close the connection), or answered nonsense.
             RpcError: the agent answered with an error.
-            TimeoutError: no answer within ``timeout`` seconds.
+            TimeoutError: no answer within ``timeout`` seconds (the message says so).
         """
         params = s.InitializeRequest(
             protocol_version=PROTOCOL_VERSION,
             client_capabilities=self.capabilities,
             client_info=self.client_info,
         )
-        result = await self._call("initialize", params, s.InitializeResponse, timeout=timeout)
+        try:
+            result = await self._call("initialize", params, s.InitializeResponse, timeout=timeout)
+        except TimeoutError as exc:
+            raise TimeoutError(
+                f"the agent did not answer initialize within {timeout} s after it was "
+                "started: is it an ACP agent that reads stdin? (a longer handshake timeout "
+                "waits more)"
+            ) from exc
         if result.protocol_version != PROTOCOL_VERSION:
             raise RemoteProtocolError(
                 f"the agent chose ACP protocol version {result.protocol_version}; "

@@ -8,7 +8,8 @@ symbolic links are resolved first, and a path that does not resolve into a
 root is refused with ``-32602``. Error answers:
 
 ======================  ==========================================
-``-32602``              relative path, outside the roots, a directory
+``-32602``              relative path, outside the roots, a directory,
+                        a NUL character, a name too long
 ``-32002``              the file does not exist (read)
 ``-32603``              any other OS error, or a file over ``max_bytes``
 ======================  ==========================================
@@ -70,6 +71,8 @@ class LocalFileSystem:
         Raises:
             RpcError: ``-32602`` for a relative path or one outside the roots.
         """
+        if "\x00" in path:
+            raise RpcError(ErrorCode.INVALID_PARAMS, f"Path contains a NUL character: {path!r}")
         if not os.path.isabs(path):
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Path must be absolute: {path}")
         real = os.path.realpath(path)
@@ -142,4 +145,6 @@ def _os_error(action: str, path: str, exc: OSError) -> RpcError:
         return RpcError(RESOURCE_NOT_FOUND, f"File not found: {path}")
     if exc.errno in (errno.EISDIR, errno.ENOTDIR):
         return RpcError(ErrorCode.INVALID_PARAMS, f"Not a file: {path}")
+    if exc.errno == errno.ENAMETOOLONG:
+        return RpcError(ErrorCode.INVALID_PARAMS, f"Path too long: {path[:80]}...")
     return RpcError(ErrorCode.INTERNAL_ERROR, f"Cannot {action} {path}: {exc.strerror or exc}")

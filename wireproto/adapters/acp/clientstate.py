@@ -22,6 +22,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.jsonrpc.codec import is_too_deep
 
 __all__ = [
     "ClientSession",
@@ -157,8 +158,17 @@ UpdateHandler = Callable[[SessionEvent], Awaitable[None]]
 def option_of_kind(
     request: s.RequestPermissionRequest, *kinds: s.PermissionOptionKind
 ) -> s.PermissionOption | None:
-    """Return the first option of ``request`` whose kind is one of ``kinds``."""
-    return next((o for o in request.options if o.kind in kinds), None)
+    """Return the option of ``request`` of the first of ``kinds`` it offers (preferred first).
+
+    ``kinds`` is an order of preference, not a filter: with ``allow_always``
+    before ``allow_once`` an ``allow_always`` option wins wherever the
+    request lists it.
+    """
+    for kind in kinds:
+        option = next((o for o in request.options if o.kind == kind), None)
+        if option is not None:
+            return option
+    return None
 
 
 def default_outcome(request: s.RequestPermissionRequest) -> s.RequestPermissionOutcome:
@@ -191,7 +201,9 @@ def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
     """
     try:
         return acp_codec.decode(raw, s.SessionNotification)
-    except msgspec.ValidationError:
+    except msgspec.ValidationError as exc:
+        if is_too_deep(exc):
+            raise
         obj = msgspec.json.decode(raw)
         update = obj.get("update") if isinstance(obj, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None

@@ -34,6 +34,7 @@ from msgspec import UnsetType
 
 from wireproto.adapters.acp import extra, schema
 from wireproto.adapters.acp.schema import UNIONS, Base, Leniency
+from wireproto.jsonrpc.codec import too_deep
 
 __all__ = ["convert", "dec_hook", "decode", "resolve_variant"]
 
@@ -159,15 +160,19 @@ def decode(data: bytes | bytearray | memoryview | str | msgspec.Raw, type_: Any)
         msgspec.DecodeError: ``data`` is not JSON.
         msgspec.ValidationError: the data does not fit even after the
             leniency rules; the message ends with `` - at `$.json.path```.
+            Also for data nested too deeply to decode.
     """
     decoder = _decoders.get(type_)
     if decoder is None:
         decoder = _decoders[type_] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
     try:
-        return decoder.decode(data)
-    except msgspec.ValidationError:
-        pass
-    return _lenient(_any_decoder.decode(data), type_)
+        try:
+            return decoder.decode(data)
+        except msgspec.ValidationError:
+            pass
+        return _lenient(_any_decoder.decode(data), type_)
+    except RecursionError:
+        raise too_deep() from None
 
 
 @overload
@@ -183,10 +188,13 @@ def convert(obj: Any, type_: Any) -> Any:
         msgspec.ValidationError: as :func:`decode`.
     """
     try:
-        return msgspec.convert(obj, type_, dec_hook=dec_hook)
-    except msgspec.ValidationError:
-        pass
-    return _lenient(obj, type_)
+        try:
+            return msgspec.convert(obj, type_, dec_hook=dec_hook)
+        except msgspec.ValidationError:
+            pass
+        return _lenient(obj, type_)
+    except RecursionError:
+        raise too_deep() from None
 
 
 def _lenient(obj: Any, type_: Any) -> Any:

@@ -34,6 +34,7 @@ async def connect_acp(
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     initialize: bool = True,
+    handshake_timeout: float | None = 30.0,
     client_info: s.Implementation | None = None,
     on_permission: PermissionHandler | None = None,
     on_update: UpdateHandler | None = None,
@@ -64,6 +65,9 @@ async def connect_acp(
         max_bytes: the largest accepted inbound message (default 64 MiB).
         initialize: send ``initialize`` before yielding (the default); pass
             ``False`` to send it yourself (e.g. with a custom timeout).
+        handshake_timeout: seconds the agent has to answer ``initialize``,
+            counted once the process is started or the socket open (``None``:
+            wait as long as it runs).
         client_info: see :class:`ClientConnection` (likewise the options
             ``on_permission`` to ``update_buffer``, and ``on_elicitation`` to
             ``elicitation_modes``: ``elicitation`` is advertised only with an
@@ -80,7 +84,11 @@ async def connect_acp(
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused, or the agent
             went away during ``initialize``.
+        ProcessExited: the spawned agent exited or closed its output while a
+            request waited (its exit status and last stderr lines attached).
         RemoteProtocolError: the agent chose an ACP version other than 1.
+        TimeoutError: the agent did not answer ``initialize`` within
+            ``handshake_timeout`` seconds (the message says so).
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
@@ -100,6 +108,6 @@ async def connect_acp(
             elicitation_modes=elicitation_modes,
         )
         await stack.enter_async_context(client)
-        if initialize:
-            await client.initialize()
+        if initialize:  # (the clock starts now: the agent is running)
+            await client.initialize(timeout=handshake_timeout)
         yield client

@@ -19,8 +19,10 @@ stderr merged into stdout):
   terminal and reaps every process.
 
 Errors: an unknown terminal id (or one of another session) is ``-32002``;
-a relative ``cwd`` is ``-32602``; a command that does not exist is
-``-32002``, any other failure to start ``-32603``.
+a relative or missing ``cwd``, a NUL character in the command, its
+arguments, ``cwd`` or ``env``, an invalid variable name or a negative output
+limit is ``-32602``; a command that does not exist is ``-32002``, any other
+failure to start ``-32603`` with the system's reason.
 """
 
 from __future__ import annotations
@@ -143,6 +145,33 @@ class _Terminal:
                 pass
 
 
+def _invalid(message: str) -> RpcError:
+    return RpcError(ErrorCode.INVALID_PARAMS, message)
+
+
+def _check_request(request: s.CreateTerminalRequest, cwd: str) -> None:
+    """Refuse with ``-32602`` what the process could not be started with.
+
+    Raises:
+        RpcError: a NUL character anywhere, a relative or missing ``cwd``, an
+            invalid environment variable name, a negative output limit.
+    """
+    texts = [request.command, *(request.args or ()), cwd]
+    for v in request.env or ():
+        if not v.name or "=" in v.name:
+            raise _invalid(f"invalid environment variable name {v.name!r}")
+        texts += (v.name, v.value)
+    if any("\x00" in text for text in texts):
+        raise _invalid("the command, its arguments, cwd or env contain a NUL character")
+    if not os.path.isabs(cwd):
+        raise _invalid(f"cwd must be absolute: {cwd}")
+    if not os.path.isdir(cwd):
+        raise _invalid(f"cwd is not a directory: {cwd}")
+    limit = request.output_byte_limit
+    if isinstance(limit, int) and limit < 0:
+        raise _invalid(f"outputByteLimit must not be negative: {limit}")
+
+
 def _exit_status(returncode: int) -> s.TerminalExitStatus:
     if returncode >= 0:
         return s.TerminalExitStatus(exit_code=returncode)
@@ -211,8 +240,7 @@ class LocalTerminals:
         if self._tg is None:
             raise LocalProtocolError("use 'async with LocalTerminals()' first")
         cwd = request.cwd if isinstance(request.cwd, str) else session.cwd
-        if not os.path.isabs(cwd):
-            raise RpcError(ErrorCode.INVALID_PARAMS, f"cwd must be absolute: {cwd}")
+        _check_request(request, cwd)
         env = dict(os.environ if self.env is None else self.env)
         env.update({v.name: v.value for v in request.env or ()})
         asked = request.output_byte_limit

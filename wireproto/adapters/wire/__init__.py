@@ -16,7 +16,7 @@ protocol itself is described in ``docs/protocol-wire.md``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
@@ -117,7 +117,7 @@ async def connect_wire(
     headers: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
-    stderr: Literal["inherit", "log"] = "inherit",
+    stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     handshake: bool = True,
     client_info: ClientInfo | None = None,
@@ -130,6 +130,7 @@ async def connect_wire(
     supports_plan_mode: bool = False,
     event_buffer: int = 1024,
     initialize_timeout: float = 5.0,
+    redact: Collection[str] = (),
 ) -> AsyncIterator[WireClient]:
     """Connect to a Wire server and yield a ready :class:`WireClient`.
 
@@ -140,13 +141,15 @@ async def connect_wire(
         cmd: the server command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env: the spawned command's environment.
-        cwd: the spawned command's directory.
-        stderr: the spawned command's stderr: ``"inherit"`` or ``"log"``.
+        env / cwd: the spawned command's environment and directory.
+        stderr: the spawned command's stderr: ``"log"`` (drained into
+            :mod:`logging`, the default; its last lines are kept for
+            :class:`~wireproto.errors.ProcessExited`) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
-        client_info: see :class:`WireClient` (likewise the options
-            ``external_tools`` to ``initialize_timeout``).
+        client_info ... initialize_timeout: see :class:`WireClient`.
+        redact: secrets handed to a spawned server (tokens, keys in ``env``),
+            masked in its logged stderr lines.
 
     Yields:
         the client; on exit it is closed and a spawned server is shut down.
@@ -155,6 +158,8 @@ async def connect_wire(
         ValueError: both or neither of ``cmd`` and ``url``.
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused.
+        ProcessExited: the spawned server exited or closed its output while
+            a request waited (its exit status and last stderr lines attached).
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
@@ -162,7 +167,7 @@ async def connect_wire(
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes,
+                max_bytes=max_bytes, redact=redact,
             )
         )
         client = WireClient(

@@ -41,7 +41,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from wireproto import __version__
 from wireproto.errors import LocalProtocolError, RpcError
-from wireproto.jsonrpc.codec import WIRE_DIALECT
+from wireproto.jsonrpc.codec import TOO_DEEP, WIRE_DIALECT
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
@@ -406,6 +406,8 @@ class WireClient:
             return _tool_error(request, f"Unknown external tool {request.name}")
         try:
             arguments = msgspec.json.decode(request.arguments or "{}")
+        except RecursionError:
+            return _tool_error(request, f"Invalid JSON arguments: {TOO_DEEP}")
         except msgspec.DecodeError as exc:
             return _tool_error(request, f"Invalid JSON arguments: {exc}")
         try:

@@ -38,6 +38,7 @@ from typing import Any, overload
 import msgspec
 
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
+from wireproto.jsonrpc.codec import TOO_DEEP, too_deep
 from wireproto.jsonrpc.messages import ErrorCode
 
 from .display import dec_hook, validation_error_details
@@ -133,9 +134,12 @@ def decode_value(target: Any, value: Any) -> Any:
         msgspec.ValidationError: the value does not match ``target``.
         msgspec.DecodeError: ``value`` is bytes that are not valid JSON.
     """
-    if isinstance(value, _BINARY):
-        return decoder_for(target).decode(value)
-    return msgspec.convert(value, target, dec_hook=dec_hook)
+    try:
+        if isinstance(value, _BINARY):
+            return decoder_for(target).decode(value)
+        return msgspec.convert(value, target, dec_hook=dec_hook)
+    except RecursionError:
+        raise too_deep() from None
 
 
 def invalid_params(method: str, exc: msgspec.DecodeError, prefix: str = "$") -> RpcError:
@@ -296,8 +300,11 @@ def decode_event(source: WireEnvelope | bytes | Mapping[str, Any]) -> Event | Un
         RpcError: ``-32602`` with ``data = {"path", "reason"}`` when the envelope
             or the payload of a known type is invalid.
     """
-    tag, payload = _split_envelope(source, "event")
-    return _decode_event_payload(tag, payload, "event", "$")
+    try:
+        tag, payload = _split_envelope(source, "event")
+        return _decode_event_payload(tag, payload, "event", "$")
+    except RecursionError:
+        raise _params_error("event", "$", TOO_DEEP) from None
 
 
 def decode_request(source: WireEnvelope | bytes | Mapping[str, Any]) -> Request:
@@ -313,11 +320,14 @@ def decode_request(source: WireEnvelope | bytes | Mapping[str, Any]) -> Request:
         RpcError: ``-32602`` with ``data = {"path", "reason"}`` for an invalid
             envelope or payload, or an unknown request type.
     """
-    tag, payload = _split_envelope(source, "request")
-    target = REQUEST_TYPES.get(tag)
-    if target is None:
-        raise _params_error("request", "$.type", f"unknown request type {tag!r}")
-    request: Request = _decode_payload(target, payload, "request", "$.payload")
+    try:
+        tag, payload = _split_envelope(source, "request")
+        target = REQUEST_TYPES.get(tag)
+        if target is None:
+            raise _params_error("request", "$.type", f"unknown request type {tag!r}")
+        request: Request = _decode_payload(target, payload, "request", "$.payload")
+    except RecursionError:
+        raise _params_error("request", "$", TOO_DEEP) from None
     return request
 
 

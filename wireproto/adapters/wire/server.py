@@ -49,6 +49,7 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import (
     AgentError,
+    AgentFailed,
     AuthRequired,
     Busy,
     ConnectionClosed,
@@ -99,6 +100,7 @@ AGENT_ERROR_CODES: dict[type[AgentError], int] = {
     NotFound: WireErrorCode.INVALID_STATE,
     AuthRequired: WireErrorCode.AUTH_EXPIRED,
     InvalidArgument: ErrorCode.INVALID_PARAMS,
+    AgentFailed: ErrorCode.INTERNAL_ERROR,
     AgentError: WireErrorCode.CHAT_PROVIDER_ERROR,
 }
 """Agent failure -> Wire error code (the most specific class in the MRO wins).
@@ -116,7 +118,7 @@ def rpc_error(exc: AgentError) -> RpcError:
     for cls in type(exc).__mro__:
         code = AGENT_ERROR_CODES.get(cls)
         if code is not None:
-            return RpcError(int(code), exc.message)
+            return RpcError(int(code), exc.message, exc.data)
     return RpcError(int(WireErrorCode.CHAT_PROVIDER_ERROR), exc.message)  # pragma: no cover
 
 

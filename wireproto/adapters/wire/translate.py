@@ -406,8 +406,8 @@ class Translator:
         if not self._turn_open:  # its TurnBegin was cleared from history
             return []
         self._turn_open = False
-        if event.stop_reason is StopReason.CANCELLED:
-            return [m.StepInterrupted(), m.TurnEnd()]
+        if event.stop_reason is StopReason.CANCELLED or event.error is not None:
+            return [m.StepInterrupted(), m.TurnEnd()]  # as live: an interrupted step
         return [m.TurnEnd()]
 
     def _step(self, event: StepStarted) -> list[WireEvent]:

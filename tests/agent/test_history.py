@@ -1,0 +1,99 @@
+"""``turn.history()``: the conversation as typed messages, from memory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wireproto.agent.api import Agent
+from wireproto.agent.content import Text
+from wireproto.agent.events import StopReason, ToolStatus
+from wireproto.agent.history import HistoryMessage, ToolUse
+from wireproto.agent.runtime import Runtime
+from wireproto.agent.store import JsonlStore
+from wireproto.agent.turn import Turn
+from wireproto.testing import RecordingChannel
+
+pytestmark = pytest.mark.anyio
+
+
+class CountingStore(JsonlStore):
+    """Counts whole-session reads."""
+
+    loads = 0
+
+    def load(self, session_id: str):  # type: ignore[no-untyped-def]
+        self.loads += 1
+        return super().load(session_id)
+
+
+class Remembering(Agent):
+    """Replies with the number of messages it sees; reads a file on 'read'."""
+
+    def __init__(self) -> None:
+        self.seen: list[list[HistoryMessage]] = []
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        self.seen.append(turn.history())
+        if turn.text == "read":
+            await turn.think("I should look.")
+            await turn.say("Looking.")
+            call = await turn.start_tool("read", "Reading a.txt", raw_input={"path": "a.txt"})
+            await call.complete([Text("one\ntwo")])
+            await turn.say("It has two lines.")
+        else:
+            await turn.say(f"I see {len(self.seen[-1])} messages.")
+        return StopReason.END_TURN
+
+
+async def test_history_is_typed_cheap_and_survives_a_restart(workdir: Path, tmp_path: Path) -> None:
+    agent = Remembering()
+    store = CountingStore(tmp_path / "sessions")
+    runtime = Runtime(agent, store)
+    session = await runtime.new_session(RecordingChannel(), str(workdir))
+    await runtime.prompt(session, [Text("hello")])
+    await runtime.prompt(session, [Text("read")])
+    assert agent.seen[0] == [HistoryMessage("user", "hello", (Text("hello"),))]
+    expected = [
+        HistoryMessage("user", "hello", (Text("hello"),)),
+        HistoryMessage("assistant", "I see 1 messages."),
+        HistoryMessage("user", "read", (Text("read"),)),
+        HistoryMessage("assistant", "Looking.", thought="I should look.", tool_calls=(
+            ToolUse(_call_id(runtime, session), "read",
+                    "Reading a.txt", ToolStatus.COMPLETED, {"path": "a.txt"}, "one\ntwo"),)),
+        HistoryMessage("assistant", "It has two lines."),
+    ]
+    assert runtime.history(session) == expected
+    assert store.loads == 0  # from memory, never from the file
+
+    second = CountingStore(tmp_path / "sessions")
+    restarted = Runtime(Remembering(), second)
+    reopened = await restarted.open_session(RecordingChannel(), session.id)
+    assert restarted.history(reopened) == expected  # rebuilt once from the stored history
+    assert second.loads == 1
+
+
+def _call_id(runtime: Runtime, session: object) -> str:
+    for message in runtime.history(session):  # type: ignore[arg-type]
+        for call in message.tool_calls:
+            return call.id
+    raise AssertionError("no tool call")
+
+
+class Failing(Agent):
+    async def prompt(self, turn: Turn) -> StopReason:
+        await turn.start_tool("search", "Searching")
+        raise RuntimeError("boom")
+
+
+async def test_a_failed_turn_shows_its_error_and_failed_call(workdir: Path) -> None:
+    runtime = Runtime(Failing())
+    session = await runtime.new_session(RecordingChannel(), str(workdir))
+    with pytest.raises(Exception, match="Internal error"):
+        await runtime.prompt(session, [Text("go")])
+    reply = runtime.history(session)[-1]
+    assert reply.error == "Internal error"
+    assert [c.status for c in reply.tool_calls] == [ToolStatus.FAILED]
+    await runtime.clear_history(session)
+    assert runtime.history(session) == []

@@ -1,0 +1,48 @@
+"""``wireproto demo --generic``: the protocol-only checks pass for an agent of your own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+MINE = textwrap.dedent("""
+    from wireproto.agent.api import Agent, AgentInfo
+    from wireproto.agent.events import StopReason
+
+    class Mine(Agent):
+        info = AgentInfo(name="mine", version="0.1")
+
+        async def prompt(self, turn):
+            await turn.say("hi")
+            return StopReason.END_TURN
+
+    agent = Mine()
+""")
+
+
+def _demo(kit: Any, tmp_path: Path, *extra: str) -> tuple[int, str]:
+    (tmp_path / "mine.py").write_text(MINE)
+    server = f"{sys.executable} -m wireproto {{}} --agent {tmp_path / 'mine.py'}:agent"
+    proc = kit.spawn("demo", "--acp-cmd", server.format("acp"), "--wire-cmd",
+                     server.format("wire"), *extra, lines=False, stdin=subprocess.DEVNULL)
+    return proc.wait(), proc.out.decode()
+
+
+def test_generic_checks_pass_for_a_custom_agent(kit: Any, tmp_path: Path) -> None:
+    status, out = _demo(kit, tmp_path, "--generic")
+    assert status == 0, out
+    assert "--generic: checking the protocol only" in out
+    for name in ("initialize", "session/new", "a prompt ends", "a cancelled prompt ends",
+                 "shutdown: the server exits cleanly"):
+        assert f"PASS  {name}" in out
+    assert "Summary: 9 passed, 0 failed, 0 not run: all checks passed" in out
+
+
+def test_without_generic_the_demo_contract_is_announced(kit: Any, tmp_path: Path) -> None:
+    status, out = _demo(kit, tmp_path, "--only", "acp")
+    assert status == 1
+    assert "checking the demo agent's contract (its slash commands and replies); for an " \
+           "agent of your own, add --generic" in out

@@ -1,0 +1,55 @@
+"""An ACP-served test agent that uses the session's MCP servers, as real agents do.
+
+``/call NAME JSON`` starts the session's first stdio MCP server (with our MCP
+client, over a real subprocess), lists its tools, announces a tool call and calls
+NAME with the JSON arguments; the reply names the result. Anything else is echoed.
+Serve it with ``wireproto acp --agent proxy_mcp_agent:agent --allow-client-stdio-mcp``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import msgspec
+
+from wireproto.adapters.mcp.client import ToolClient
+from wireproto.agent.api import Agent, AgentInfo
+from wireproto.agent.content import Text
+from wireproto.agent.events import StopReason, ToolStatus
+from wireproto.agent.turn import Turn
+from wireproto.transports.subprocess import open_subprocess
+
+
+class McpUsingAgent(Agent):
+    info = AgentInfo(name="mcp-user", version="1")
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        if not turn.text.startswith("/call "):
+            await turn.say(f"echo {turn.text}")
+            return StopReason.END_TURN
+        name, _, raw = turn.text[6:].partition(" ")
+        servers = [s for s in turn.session.mcp_servers if s.transport == "stdio"]
+        if not servers:
+            await turn.say("no MCP server")
+            return StopReason.END_TURN
+        server = servers[0]
+        assert server.command is not None
+        env = {**os.environ, **server.env}
+        async with open_subprocess([server.command, *server.args], env=env,
+                                   stderr="log") as child, ToolClient(child) as tools:
+            await tools.initialize()
+            listed = [t.name for t in await tools.list_tools()]
+            call = await turn.start_tool(name, f"{server.name}: {name}",
+                                         status=ToolStatus.IN_PROGRESS,
+                                         raw_input=msgspec.json.decode(raw or "{}"))
+            result = await tools.call_tool(name, msgspec.json.decode(raw or "{}"))
+            if result.is_error:
+                await call.fail(result.text)
+            else:
+                await call.complete([Text(result.text)])
+        await turn.say(f"tools {listed}; {name} -> {result.text}")
+        return StopReason.END_TURN
+
+
+def agent() -> McpUsingAgent:
+    return McpUsingAgent()

@@ -1,0 +1,64 @@
+// Drive a Wire agent with the official Kimi Wire SDK (@moonshot-ai/kimi-agent-sdk).
+//
+// Usage: node wire_sdk_client.mjs <executable> <absolute workdir> '<JSON list of steps>'
+//          ['<JSON options: {sessionId?, tools?: [{name, description, reply}]}>']
+//
+// The SDK spawns "<executable> --session ID --work-dir DIR --wire ..." (its own
+// convention). Each step is {prompt, approve?: "approve"|"reject"|"interrupt", interrupt?:
+// true}: the prompt is sent, approvals are answered as told ("interrupt": the turn is
+// interrupted instead of answering), and with interrupt the turn is interrupted at its
+// first text. Each tool in the options is declared as an external tool (one string
+// parameter "key"; its calls are recorded and answered "REPLY KEY"). One JSON summary
+// is printed on stdout for the Python test to check.
+
+import { createExternalTool, createSession } from "@moonshot-ai/kimi-agent-sdk";
+import { z } from "zod";
+
+const [executable, workDir, stepsJson, optionsJson] = process.argv.slice(2);
+const steps = JSON.parse(stepsJson);
+const options = JSON.parse(optionsJson ?? "{}");
+const toolCalls = [];
+const externalTools = (options.tools ?? []).map((tool) => createExternalTool({
+  name: tool.name,
+  description: tool.description,
+  parameters: z.object({ key: z.string() }),
+  handler: async (params) => {
+    toolCalls.push({ name: tool.name, params });
+    return { output: `${tool.reply} ${params.key}`, message: "ok" };
+  },
+}));
+const session = createSession({ workDir, executable, sessionId: options.sessionId,
+                                thinking: false, externalTools });
+const summary = { sessionId: session.sessionId, turns: [], toolCalls };
+
+for (const step of steps) {
+  const turn = session.prompt(step.prompt);
+  const record = { prompt: step.prompt, text: "", events: [], approvals: [], results: [],
+                   status: null };
+  let interrupted = false;
+  for await (const event of turn) {
+    record.events.push(event.type);
+    if (event.type === "ContentPart" && event.payload.type === "text") {
+      record.text += event.payload.text;
+      if (step.interrupt && !interrupted) {
+        interrupted = true;
+        await turn.interrupt();
+      }
+    } else if (event.type === "ToolResult") {
+      const value = event.payload.return_value;
+      record.results.push({ isError: value.is_error, output: value.output });
+    } else if (event.type === "ApprovalRequest") {
+      record.approvals.push({ sender: event.payload.sender, action: event.payload.action });
+      if (step.approve === "interrupt") {
+        await turn.interrupt();
+      } else {
+        await turn.approve(event.payload.id, step.approve ?? "reject");
+      }
+    }
+  }
+  const result = await turn.result;
+  record.status = result?.status ?? null;
+  summary.turns.push(record);
+}
+await session.close();
+console.log(JSON.stringify(summary));

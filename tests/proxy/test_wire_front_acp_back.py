@@ -1,0 +1,181 @@
+"""Wire front, ACP backend: a real ``wireproto proxy --serve wire`` process in front of
+the real demo agent served over ACP, driven by our Wire client."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from wireproto.adapters.wire import messages as m
+from wireproto.adapters.wire.client import WireClient
+from wireproto.adapters.wire.display import TodoDisplayBlock
+from wireproto.adapters.wire.methods import ExternalTool
+from wireproto.errors import RpcError
+from wireproto.transports.subprocess import open_subprocess
+
+pytestmark = pytest.mark.anyio
+
+WIREPROTO = [sys.executable, "-m", "wireproto"]
+HELPERS = Path(__file__).resolve().parent.parent / "helpers"
+
+
+@asynccontextmanager
+async def proxied(tmp_path: Path, *extra: str, on_approval: Any = None
+                  ) -> AsyncIterator[WireClient]:
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home")}
+    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
+           *extra, "--wire", "--", *WIREPROTO, "acp"]
+    async with open_subprocess(cmd, env=env, stderr="log") as child, \
+            WireClient(child, on_approval=on_approval) as wire:
+        assert await wire.initialize() is not None
+        yield wire
+
+
+def _text(events: list[Any]) -> str:
+    return "".join(e.text for e in events if isinstance(e, m.TextPart))
+
+
+async def test_text_commands_plan_and_status(tmp_path: Path) -> None:
+    async with proxied(tmp_path) as wire:
+        result = await wire.prompt("hello wire")
+        assert result.status == "finished"
+        events = wire.take_events()
+        assert _text(events) == "You said: hello wire"
+        assert isinstance(events[0], m.TurnBegin) and isinstance(events[-1], m.TurnEnd)
+        # plans -> SetTodoList tool call + result with a todo display
+        await wire.prompt("/plan")
+        events = wire.take_events()
+        todos = [b for e in events if isinstance(e, m.ToolResult)
+                 for b in e.return_value.display if isinstance(b, TodoDisplayBlock)]
+        assert [i.status for i in todos[-1].items] == ["done"] * 3
+        calls = [e for e in events if isinstance(e, m.ToolCall)]
+        assert calls and calls[0].function.name == "SetTodoList"
+        # slash commands: the backend's available_commands_update, known by now
+        assert {"plan", "write"} <= {c.name for c in wire.slash_commands}
+
+
+async def test_approvals_map_to_permission_options(tmp_path: Path) -> None:
+    answers = ["approve", "reject", "approve_for_session"]
+    asked: list[m.ApprovalRequest] = []
+
+    async def on_approval(request: m.ApprovalRequest) -> Any:
+        asked.append(request)
+        return answers[len(asked) - 1]
+
+    async with proxied(tmp_path, on_approval=on_approval) as wire:
+        await wire.prompt("/write a.txt one")
+        assert (tmp_path / "a.txt").read_text() == "one"
+        assert _text(wire.take_events()) == "Wrote a.txt"
+        await wire.prompt("/write b.txt two")
+        events = wire.take_events()
+        assert _text(events) == "Write to b.txt rejected"
+        results = [e for e in events if isinstance(e, m.ToolResult)]
+        assert results and results[0].return_value.is_error
+        await wire.prompt("/write c.txt three")
+        await wire.prompt("/write d.txt four")
+        assert len(asked) == 3 and (tmp_path / "d.txt").read_text() == "four"
+
+
+async def test_cancel_and_resume_with_session(tmp_path: Path) -> None:
+    async with proxied(tmp_path, "--session", "front-1") as wire:
+        async with anyio.create_task_group() as tg:
+            status: list[str] = []
+
+            async def run() -> None:
+                status.append((await wire.prompt("/slow 400")).status)
+
+            tg.start_soon(run)
+            async for event in wire.events():
+                if isinstance(event, m.TextPart):
+                    await wire.cancel()
+                    break
+        assert status == ["cancelled"]
+        assert (await wire.prompt("after")).status == "finished"
+        assert "You said: after" in _text(wire.take_events())
+    # a new proxy resumes the same backend session by the front id
+    async with proxied(tmp_path, "--session", "front-1") as wire:
+        replay = await wire.replay()
+        assert replay is not None
+        assert "You said: after" in _text(wire.take_events())
+        assert (await wire.prompt("third")).status == "finished"
+
+
+async def test_external_tools_reach_the_acp_backend_as_an_mcp_server(tmp_path: Path) -> None:
+    helpers = HELPERS
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home"),
+           "PYTHONPATH": os.pathsep.join([str(helpers), os.environ.get("PYTHONPATH", "")])}
+    seen: list[Any] = []
+
+    async def lookup(arguments: Any) -> str:
+        seen.append(arguments)
+        return f"value of {arguments['key']}"
+
+    tool = ExternalTool(name="lookup", description="Look a key up",
+                        parameters={"type": "object", "properties": {"key": {"type": "string"}},
+                                    "required": ["key"]})
+    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
+           "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
+           "--allow-client-stdio-mcp"]
+    async with open_subprocess(cmd, env=env, stderr="log") as child, \
+            WireClient(child, external_tools={"lookup": (tool, lookup)}) as wire:
+        await wire.initialize()
+        result = await wire.prompt('/call lookup {"key": "k1"}')
+        assert result.status == "finished"
+        events = wire.take_events()
+    assert seen == [{"key": "k1"}]
+    assert _text(events) == "tools ['lookup']; lookup -> value of k1"
+    calls = [e for e in events if isinstance(e, m.ToolCall)]
+    results = [e for e in events if isinstance(e, m.ToolResult)]
+    assert len(calls) == 1 and [r.tool_call_id for r in results] == [calls[0].id]
+
+
+async def test_model_flag_reaches_the_backend_option_and_plan_mode_is_refused(
+    tmp_path: Path
+) -> None:
+    async with proxied(tmp_path, "--model", "demo-large", "--session", "opt-1") as wire:
+        assert (await wire.prompt("hi")).status == "finished"
+        # the demo agent has no mode named like plan: set_plan_mode is refused clearly
+        with pytest.raises(RpcError) as caught:
+            await wire.set_plan_mode(True)
+        assert "plan" in caught.value.message.lower()
+    ids = json.loads((tmp_path / "home" / "proxy-sessions" / "acp-backend-ids.json").read_text())
+    backend = (tmp_path / "home" / "sessions" / f"{ids['opt-1']}.jsonl").read_text()
+    assert '"option_id":"model","value":"demo-large"' in backend
+
+
+async def test_steer_is_sent_as_the_next_prompt_of_the_turn(tmp_path: Path) -> None:
+    async with proxied(tmp_path) as wire:
+        async with anyio.create_task_group() as tg:
+            status: list[str] = []
+
+            async def run() -> None:
+                status.append((await wire.prompt("/slow 10")).status)
+
+            tg.start_soon(run)
+            async for event in wire.events():
+                if isinstance(event, m.TextPart):
+                    await wire.steer("and then this")
+                    break
+        assert status == ["finished"]
+        events = wire.take_events()
+        steers = [e for e in events if isinstance(e, m.SteerInput)]
+        assert [e.user_input for e in steers] == ["and then this"]
+        assert _text(events).endswith("You said: and then this")
+
+
+async def test_files_stay_with_the_acp_backend(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    async with proxied(tmp_path) as wire:
+        await wire.prompt("/read notes.txt")
+        events = wire.take_events()
+    assert _text(events) == "Read 2 lines from notes.txt"
+    results = [e for e in events if isinstance(e, m.ToolResult)]
+    assert results and results[0].return_value.output == "one\ntwo\n"

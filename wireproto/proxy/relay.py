@@ -1,0 +1,152 @@
+"""The recording relay: pass whole messages between a client and an agent, unchanged.
+
+Theory of operation
+-------------------
+:func:`relay_messages` pumps two ``ObjectStream[bytes]`` of whole messages (one
+JSON-RPC message each) in both directions, never decoding them: what one
+side sent is what the other side receives, byte for byte. Every message is
+shown to each *observer* before it is forwarded, as a :class:`RelayedMessage`
+(its direction, its bytes and a monotonic timestamp), in the order the relay
+read it from its side.
+
+Observers are plain callables run inline by the pumping task, so they see
+messages in order and must not block: record, count, or hand the message on
+(for example ``send_nowait`` into a bounded memory stream that a slower
+consumer reads). An observer that raises is logged once and then skipped;
+the traffic goes on. :class:`~wireproto.cli.trace.TraceWriter` is an
+observer writing the ``--trace`` JSON Lines format.
+
+Ending: when the client's side ends, the agent's input is closed
+(``send_eof``) and the agent's remaining output is still delivered until the
+agent ends; when the agent's side ends the relay returns. A message larger
+than the transport's limit is dropped with a warning, like the bridge does.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections.abc import Callable, Sequence
+
+import anyio
+import anyio.abc
+import msgspec
+
+from wireproto.errors import MessageTooLarge
+
+__all__ = ["Direction", "Observer", "RelayedMessage", "relay_messages"]
+
+log = logging.getLogger(__name__)
+
+_ENDED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
+
+
+class Direction(str, enum.Enum):
+    """Which way a relayed message went.
+
+    The values are the ``dir`` of a ``--trace`` line, as the client's own
+    trace would write it: ``send`` went from the client to the agent,
+    ``recv`` from the agent to the client.
+    """
+
+    TO_AGENT = "send"
+    TO_CLIENT = "recv"
+
+
+class RelayedMessage(msgspec.Struct, frozen=True):
+    """One message going through the relay.
+
+    Attributes:
+        direction: which way it went.
+        data: its bytes, exactly as relayed (no framing newline).
+        time: when the relay read it (:func:`time.monotonic` seconds).
+    """
+
+    direction: Direction
+    data: bytes
+    time: float
+
+
+Observer = Callable[[RelayedMessage], None]
+"""Sees each message before it is forwarded; runs inline and must not block."""
+
+
+class _Observers:
+    """Call each observer; one that raises is logged once and dropped."""
+
+    def __init__(self, observers: Sequence[Observer]) -> None:
+        self.live = list(observers)
+
+    def __call__(self, message: RelayedMessage) -> None:
+        for observer in list(self.live):
+            try:
+                observer(message)
+            except Exception:
+                log.exception("relay: observer %r failed; it sees no further messages",
+                              observer)
+                self.live.remove(observer)
+
+
+async def _pump(
+    source: anyio.abc.ObjectStream[bytes],
+    sink: anyio.abc.ObjectStream[bytes],
+    direction: Direction,
+    observe: _Observers,
+) -> None:
+    try_send = getattr(sink, "try_send", None)  # a direct write, when the sink has one
+    while True:
+        try:
+            data = await source.receive()
+        except MessageTooLarge as exc:
+            log.warning("relay: message to the %s dropped: %s",
+                        "agent" if direction is Direction.TO_AGENT else "client", exc)
+            continue
+        except _ENDED:
+            return
+        if observe.live:
+            observe(RelayedMessage(direction, data, time.monotonic()))
+        try:
+            if try_send is not None and try_send(data):
+                if getattr(sink, "needs_flush", False):  # part of it is still unwritten
+                    await getattr(sink, "send_many")(())  # noqa: B009 (not on every stream)
+            else:
+                await sink.send(data)
+        except _ENDED:
+            return
+
+
+async def relay_messages(
+    client: anyio.abc.ObjectStream[bytes],
+    agent: anyio.abc.ObjectStream[bytes],
+    observers: Sequence[Observer] = (),
+) -> None:
+    """Relay messages between ``client`` and ``agent`` until the agent's side ends.
+
+    Args:
+        client: the front connection (the client talking to us).
+        agent: the backend connection (the agent we forward to).
+        observers: called with every message before it is forwarded.
+
+    The client's end closes the agent's input (the agent may still answer
+    what it has); the agent's end stops the relay. Neither stream is closed
+    here: their owners close them.
+    """
+    observe = _Observers(observers)
+    async with anyio.create_task_group() as tg:
+
+        async def to_agent() -> None:
+            await _pump(client, agent, Direction.TO_AGENT, observe)
+            try:
+                await agent.send_eof()
+            except _ENDED:
+                tg.cancel_scope.cancel()
+            except NotImplementedError:  # a transport without half-close
+                tg.cancel_scope.cancel()
+
+        async def to_client() -> None:
+            await _pump(agent, client, Direction.TO_CLIENT, observe)
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(to_agent)
+        tg.start_soon(to_client)
