@@ -54,7 +54,8 @@ INTERNAL: dict[str, tuple[str, ...]] = {
         "errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "host", "proxy", "inspect",
     ),
     # the inspector composes like cli; it shares cli's listener security rules
-    "inspect": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "cli.wsauth"),
+    "inspect": ("errors", "jsonrpc", "rpc", "agent", "adapters", "transports", "cli.wsauth",
+                "proxy.relay"),
     "__main__": EVERYTHING,
     # public test helpers compose layers, like cli, but never pull in cli or host
     "testing": ("errors", "jsonrpc", "rpc", "transports", "agent", "adapters"),

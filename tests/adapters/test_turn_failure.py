@@ -14,13 +14,19 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
-from wireproto.adapters.acp import connect_acp
+from wireproto.adapters.acp import connect_acp, serve_acp
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client import ClientConnection
 from wireproto.adapters.wire import connect_wire
 from wireproto.adapters.wire import messages as m
+from wireproto.agent.api import Agent
+from wireproto.agent.events import StopReason, ToolKind
+from wireproto.agent.turn import Turn
 from wireproto.errors import RpcError
+from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
 
@@ -140,3 +146,49 @@ def _wire_shape(events: list[Any]) -> list[str]:
         elif isinstance(e, (m.StepInterrupted, m.TurnEnd, m.ToolCall)):
             shape.append(type(e).__name__)
     return shape
+
+
+
+class FailsWhileAsking(Agent):
+    """Raises once the client holds its permission request."""
+
+    def __init__(self) -> None:
+        self.held = anyio.Event()
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        call = await turn.start_tool("search", "Searching", kind=ToolKind.SEARCH)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn.request_approval, call, "search", "Search the web")
+            await self.held.wait()
+            raise ValueError("gave up waiting")
+        return StopReason.END_TURN  # pragma: no cover
+
+
+async def test_a_pending_permission_request_is_withdrawn(tmp_path: Path) -> None:
+    agent = FailsWhileAsking()
+    withdrawn = anyio.Event()
+
+    async def on_permission(request: Any) -> str:
+        agent.held.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            withdrawn.set()  # the agent cancelled its request
+        return "never"  # pragma: no cover
+
+    ours, theirs = memory_pair()
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: serve_acp(agent, theirs, stop=stop))
+        async with ClientConnection(ours, on_permission=on_permission) as client:
+            await client.initialize()
+            sid = (await client.new_session(str(tmp_path))).session_id
+            updates: list[Any] = []
+            with pytest.raises(RpcError) as info:
+                async with client.prompt(sid, "go") as turn:
+                    async for update in turn:
+                        updates.append(update)
+            assert info.value.data == {"type": "ValueError", "message": "gave up waiting"}
+            await withdrawn.wait()
+            assert _call_statuses(updates) == ["pending", "failed"]
+        stop.set()

@@ -102,3 +102,31 @@ def test_demo_ws_shows_why_a_server_never_listened(kit: Any, agents: Path) -> No
     assert "exited with status 1; its last stderr lines:" in errors[0]
     assert "SyntaxError" in proc.err.split(errors[0], 1)[1]
     assert "Traceback" not in proc.err and "Logging error" not in proc.err
+
+
+CRASHING = textwrap.dedent("""
+    import os, sys
+    from wireproto.agent.api import Agent
+
+    class Crash(Agent):
+        async def prompt(self, turn):
+            print("fatal: the model server went away", file=sys.stderr, flush=True)
+            os._exit(3)
+
+    agent = Crash()
+""")
+
+
+@pytest.mark.parametrize("protocol", ["acp", "wire"])
+def test_connect_shows_why_an_agent_died_during_a_turn(
+    kit: Any, agents: Path, protocol: str
+) -> None:
+    (agents / "crash.py").write_text(CRASHING)
+    proc = kit.spawn("connect", protocol, "--script", str(agents / "script.txt"), "--",
+                     *kit.wireproto, protocol, "--agent", f"{agents / 'crash.py'}:agent",
+                     stdin=subprocess.DEVNULL)
+    assert proc.wait() == 1
+    errors = _errors(proc)
+    assert len(errors) == 1, proc.err
+    assert "prompt was answered: " in errors[0] and "exited with status 3" in errors[0]
+    assert proc.err.rstrip().endswith("fatal: the model server went away")

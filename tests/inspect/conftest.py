@@ -91,8 +91,8 @@ class InspectorProc:
                 self.popen.kill()
         code = self.popen.wait()
         self._thread.join(LIMIT)
-        assert self.popen.stderr is not None
-        self.popen.stderr.close()
+        if self.popen.stderr is not None and not self.popen.stderr.closed:
+            self.popen.stderr.close()
         return code
 
 

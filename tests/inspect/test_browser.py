@@ -275,6 +275,12 @@ def test_a_trace_file_loads_read_only(start_inspector: Any, page: Any, tmp_path:
     page.screenshot(path=str(ARTIFACTS / "trace-read-only.png"))
     with page.expect_download() as download:
         page.click("#export")
+    assert Path(download.value.path()).read_bytes() == trace.read_bytes()  # byte for byte
+    # once the inspector is gone, the page exports what it holds
+    inspector.stop()
+    expect(page.locator("#state")).to_have_text("disconnected", timeout=WAIT)
+    with page.expect_download() as download:
+        page.click("#export")
     exported = [json.loads(line) for line in Path(download.value.path()).read_text().splitlines()]
     assert [(e["dir"], e["msg"]) for e in exported] == [(e["dir"], e["msg"]) for e in lines]
     assert [round(e["t"], 6) for e in exported] == [round(e["t"], 6) for e in lines]

@@ -23,7 +23,7 @@ from wireproto.errors import ConnectionClosed
 from wireproto.inspect.handshake import initialize
 from wireproto.inspect.record import Recorder
 from wireproto.inspect.server import Inspector, serve_inspector
-from wireproto.inspect.tap import Tap
+from wireproto.inspect.tap import open_tap
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.websocket import connect_websocket
 
@@ -45,10 +45,10 @@ async def running(protocol: str | None, read_only: bool = False) -> AsyncIterato
             yield inspector, url
         return
     ours, theirs = memory_pair()
-    tap = Tap(ours, recorder)
-    inspector = Inspector(recorder, tap, {"mode": "live", "protocol": None, "state": "starting"})
     stop = anyio.Event()
-    async with anyio.create_task_group() as tg:
+    async with open_tap(ours, recorder) as tap, anyio.create_task_group() as tg:
+        inspector = Inspector(recorder, tap, {"mode": "live", "protocol": None,
+                                              "state": "starting"})
         tg.start_soon(lambda: SERVERS[protocol](DemoAgent(), theirs, stop=stop))
         tg.start_soon(tap.run)
         spoken = await initialize(tap, "auto")
@@ -225,14 +225,23 @@ async def test_a_new_page_gets_the_whole_history() -> None:
         items = [item for f in frames if f["type"] == "records" for item in f["items"]]
         assert [i["seq"] for i in items] == list(range(2501))
         assert items[-1]["text"] == "not json <b>" and "msg" not in items[-1]
+        # the export: the token, then every message exactly as recorded
+        status, _, _ = await http_get(url, "/export.jsonl")
+        assert status == 401
+        status, headers, body = await http_get(url, f"/export.jsonl?token={TOKEN}")
+        assert status == 200 and "attachment" in headers["content-disposition"]
+        lines = body.splitlines()
+        assert len(lines) == 2501
+        assert lines[7].endswith(b'"msg":{"jsonrpc":"2.0","method":"m","params":{"n":7}}}')
+        assert msgspec.json.decode(lines[-1])["text"] == "not json <b>"
 
 
 @pytest.mark.parametrize("protocol", ["acp", "wire"])
 async def test_auto_tells_the_protocols_apart(protocol: str) -> None:
     ours, theirs = memory_pair()
-    tap = Tap(ours, Recorder())
+    recorder = Recorder()
     stop = anyio.Event()
-    async with anyio.create_task_group() as tg:
+    async with open_tap(ours, recorder) as tap, anyio.create_task_group() as tg:
         tg.start_soon(lambda: SERVERS[protocol](DemoAgent(), theirs, stop=stop))
         tg.start_soon(tap.run)
         assert await initialize(tap, "auto") == protocol
@@ -240,14 +249,21 @@ async def test_auto_tells_the_protocols_apart(protocol: str) -> None:
         await ours.aclose()
         tg.cancel_scope.cancel()
     if protocol == "wire":  # Wire ids are strings
-        assert all(isinstance(r.message()["id"], str) for r in tap.recorder.records[-2:])
+        assert all(isinstance(r.message()["id"], str) for r in recorder.records[-2:])
 
 
 async def test_the_pages_are_told_when_the_agent_ends() -> None:
     ours, theirs = memory_pair()
     recorder = Recorder()
-    tap = Tap(ours, recorder)
-    inspector = Inspector(recorder, tap, {"mode": "live", "protocol": "acp", "state": "running"})
+    async with open_tap(ours, recorder) as tap:
+        inspector = Inspector(recorder, tap, {"mode": "live", "protocol": "acp",
+                                              "state": "running"})
+        await the_agent_ends(inspector, tap, theirs)
+    await ours.aclose()
+
+
+async def the_agent_ends(inspector: Inspector, tap: Any, theirs: Any) -> None:
+    recorder = inspector.recorder
     async with serve_inspector(inspector, "127.0.0.1", 0, TOKEN) as url, \
             connect_websocket(ws_url(url)) as ws, anyio.create_task_group() as tg:
         await frames_until(ws, lambda f: f["type"] == "synced")
@@ -260,9 +276,8 @@ async def test_the_pages_are_told_when_the_agent_ends() -> None:
         await theirs.send(b'{"jsonrpc":"2.0","method":"bye"}')
         await theirs.aclose()
         status = (await frames_until(ws, lambda f: f["type"] == "status"))[-1]
-        assert status["state"] == "ended" and "closed its output" in status["detail"]
+        assert status["state"] == "ended" and "connection ended" in status["detail"]
         await ws.send(b'{"type":"send","ref":3,"msg":{"jsonrpc":"2.0","method":"x"}}')
         answer = (await frames_until(ws, lambda f: f["type"] == "error"))[-1]
         assert answer["ref"] == 3 and "the agent is gone" in answer["message"]
         assert [r.message()["method"] for r in recorder.records] == ["bye"]
-    await ours.aclose()

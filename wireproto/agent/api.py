@@ -388,6 +388,12 @@ class Channel(Protocol):
     raise :class:`~wireproto.errors.ConnectionClosed`. Cancelling the calling
     task cancels the pending client request (no leak).
 
+    Optional: a true ``flushes_history`` attribute promises that the channel
+    calls :meth:`Runtime.flush_history
+    <wireproto.agent.runtime.Runtime.flush_history>` right before it writes
+    anything to its client; the runtime then writes a burst's history
+    records in one go (the ACP and Wire adapters do this).
+
     Optional methods, used when present (see :mod:`wireproto.agent.questions`):
     ``ask_questions(session, tool_call_id, questions) -> Answers`` (else each
     question goes through :meth:`ask`), ``ask_url(session, tool_call_id,

@@ -79,18 +79,45 @@ def _output(content: list[ToolContent] | None, old: str) -> str:
     return "".join(block.text for block in content if isinstance(block, Text))
 
 
+class _Draft:
+    """A message being built: text kept as parts, frozen on demand (then cached)."""
+
+    __slots__ = ("calls", "content", "error", "frozen", "role", "text", "thought")
+
+    def __init__(self, role: Literal["user", "assistant"], text: str = "",
+                 content: tuple[ContentBlock, ...] = ()) -> None:
+        self.role = role
+        self.text: list[str] = [text] if text else []
+        self.content = content
+        self.thought: list[str] = []
+        self.calls: list[ToolUse] = []
+        self.error: str | None = None
+        self.frozen: HistoryMessage | None = None
+
+    def freeze(self) -> HistoryMessage:
+        if self.frozen is None:
+            self.frozen = HistoryMessage(
+                self.role, "".join(self.text), self.content, "".join(self.thought),
+                tuple(self.calls), self.error)
+        return self.frozen
+
+
 class Conversation:
-    """Builds the :class:`HistoryMessage` list from events, one event at a time."""
+    """Builds the :class:`HistoryMessage` list from events, one event at a time.
+
+    Adding an event costs O(1) (text chunks are kept as parts); reading
+    :attr:`messages` joins only the messages changed since the last read.
+    """
 
     def __init__(self) -> None:
-        self._messages: list[HistoryMessage] = []
-        self._reply: int | None = None  # index of the open assistant message
+        self._drafts: list[_Draft] = []
+        self._reply: _Draft | None = None  # the open assistant message
         self._message_id: str | None = None
-        self._calls: dict[str, tuple[int, int]] = {}  # call id -> (message, position)
+        self._calls: dict[str, tuple[_Draft, int]] = {}  # call id -> (message, position)
 
     def clear(self) -> None:
         """Forget every message."""
-        self._messages, self._reply, self._message_id = [], None, None
+        self._drafts, self._reply, self._message_id = [], None, None
         self._calls.clear()
 
     @classmethod
@@ -103,8 +130,8 @@ class Conversation:
 
     @property
     def messages(self) -> list[HistoryMessage]:
-        """A copy of the messages so far."""
-        return list(self._messages)
+        """The messages so far (a new list of frozen messages)."""
+        return [draft.freeze() for draft in self._drafts]
 
     def add(self, event: Event) -> None:
         """Fold one recorded event in."""
@@ -113,61 +140,56 @@ class Conversation:
             rule(self, event)
 
     def _user(self, content: list[ContentBlock]) -> None:
-        self._messages.append(HistoryMessage("user", render_prompt(content), tuple(content)))
+        self._drafts.append(_Draft("user", render_prompt(content), tuple(content)))
         self._reply = None
 
-    def _assistant(self) -> int:
+    def _assistant(self) -> _Draft:
         if self._reply is None:
-            self._messages.append(HistoryMessage("assistant", ""))
-            self._reply = len(self._messages) - 1
+            self._reply = _Draft("assistant")
+            self._drafts.append(self._reply)
             self._message_id = None
+        self._reply.frozen = None  # about to change
         return self._reply
-
-    def _change(self, index: int, **changes: Any) -> None:
-        self._messages[index] = msgspec.structs.replace(self._messages[index], **changes)
 
     def _on_user(self, event: UserMessage | SteerReceived) -> None:
         self._user(event.content)
 
     def _on_text(self, event: AgentMessageChunk) -> None:
-        if self._reply is not None:
-            current = self._messages[self._reply]
-            if current.tool_calls or (current.text and event.message_id != self._message_id):
-                self._reply = None  # a new message of the same turn
-        index = self._assistant()
+        current = self._reply
+        if current is not None and (
+                current.calls or (current.text and event.message_id != self._message_id)):
+            self._reply = None  # a new message of the same turn
+        draft = self._assistant()
         self._message_id = event.message_id
-        self._change(index, text=self._messages[index].text + event.text)
+        draft.text.append(event.text)
 
     def _on_thought(self, event: ThoughtChunk) -> None:
-        index = self._assistant()
-        self._change(index, thought=self._messages[index].thought + event.text)
+        self._assistant().thought.append(event.text)
 
     def _on_call(self, event: ToolCallStarted) -> None:
-        index = self._assistant()
-        calls = self._messages[index].tool_calls
-        use = ToolUse(event.id, event.name, event.title, event.status, event.raw_input)
-        self._calls[event.id] = (index, len(calls))
-        self._change(index, tool_calls=(*calls, use))
+        draft = self._assistant()
+        self._calls[event.id] = (draft, len(draft.calls))
+        draft.calls.append(ToolUse(event.id, event.name, event.title, event.status,
+                                   event.raw_input))
 
     def _on_update(self, event: ToolCallUpdated) -> None:
         where = self._calls.get(event.id)
         if where is None:
             return
-        index, position = where
-        calls = list(self._messages[index].tool_calls)
-        old = calls[position]
-        calls[position] = msgspec.structs.replace(
+        draft, position = where
+        old = draft.calls[position]
+        draft.calls[position] = msgspec.structs.replace(
             old,
             status=event.status if event.status is not None else old.status,
             title=event.title if event.title is not None else old.title,
             output=_output(event.content, old.output),
             message=event.message if event.message is not None else old.message,
         )
-        self._change(index, tool_calls=tuple(calls))
+        draft.frozen = None
 
     def _on_end(self, event: TurnEnded) -> None:
         if event.error is not None:
-            self._change(self._assistant(), error=event.error)
+            self._assistant().error = event.error
         self._reply = None
         self._calls.clear()
 

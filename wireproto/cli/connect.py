@@ -56,6 +56,9 @@ def add_parser(sub: Any) -> None:
         "connect", help="talk to an agent from the terminal (interactive or --script)",
         usage="wireproto connect {acp,wire} [options] (--ws URL | -- CMD [ARG ...])",
         description="Spawn an agent (-- CMD ...) or connect to one (--ws URL) and talk to it.",
+        epilog="Exit status: 0; 1 with 'wireproto: error: ...' when the agent cannot be reached "
+               "or stops (its exit status and last stderr lines follow) or a --script prompt "
+               "failed; 2 for usage errors; 130 when Ctrl-C stopped a --script run.",
     )
     parser.add_argument("protocol", choices=("acp", "wire"), help="the agent's protocol")
     parser.add_argument("--ws", metavar="URL", help="connect to this websocket URL instead")
@@ -72,7 +75,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--session", metavar="ID", help="ACP: load this session (its history "
                         "is shown) instead of creating one")
     parser.add_argument("--fs", action="store_true", help="ACP: let the agent read and write "
-                        "files through this client (confined to the session's directory)")
+                        "files through this client (confined to the session's directory; each "
+                        "access is shown as [fs] ...); without it the agent uses its own disk")
     parser.add_argument("--authenticate", metavar="METHOD", help="ACP: authenticate with this "
                         "method first")
     parser.add_argument("--replay", action="store_true",
@@ -247,13 +251,13 @@ def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | 
 async def _session(driver: Driver, ui: Ui, script: list[str] | None) -> int:
     state = _State()
     status = 0
-    failure: CliError | None = None
+    failure: CliError | ConnectionClosed | None = None
     async with anyio.create_task_group() as tg:
         tg.start_soon(_interrupts, driver, ui.printer, state, tg)
         try:
             status = await (_script(driver, ui, script, state) if script is not None
                             else _interactive(driver, ui, state))
-        except CliError as exc:  # raised outside the group: not wrapped in a group
+        except (CliError, ConnectionClosed) as exc:  # raised outside the group: not wrapped
             failure = exc
         tg.cancel_scope.cancel()
     if failure is not None:

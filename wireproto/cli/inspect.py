@@ -153,7 +153,7 @@ async def _serve_trace(inspector: Any, listener: Listener, want_open: bool) -> i
 async def _live(args: argparse.Namespace, listener: Listener) -> int:
     from wireproto.inspect.record import Recorder
     from wireproto.inspect.server import Inspector
-    from wireproto.inspect.tap import Tap
+    from wireproto.inspect.tap import open_tap
     from wireproto.transports.open import open_stream
 
     title = " ".join(args.cmd) if args.cmd else args.ws
@@ -171,7 +171,7 @@ async def _live(args: argparse.Namespace, listener: Listener) -> int:
                 start_new_session=True))
         except (ConnectionClosed, OSError) as exc:
             raise CliError(f"cannot reach the agent: {exc}") from exc
-        tap = Tap(stream, recorder)
+        tap = await stack.enter_async_context(open_tap(stream, recorder))
         inspector.tap = tap
         async with anyio.create_task_group() as inner:
             inner.start_soon(_run_tap, tap, inspector)

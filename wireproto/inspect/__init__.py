@@ -5,7 +5,9 @@ The pieces, each usable alone:
 - :class:`~wireproto.inspect.record.Recorder`: every message, numbered and
   timed (``send``: client -> agent, ``recv``: agent -> client), and
   :func:`~wireproto.inspect.record.load_trace` for ``--trace`` files;
-- :class:`~wireproto.inspect.tap.Tap`: the recorded connection to the agent;
+- :func:`~wireproto.inspect.tap.open_tap`: the recorded connection to the agent
+  (the proxy's relay, observed by the recorder), used through a
+  :class:`~wireproto.inspect.tap.Tap`;
 - :func:`~wireproto.inspect.handshake.initialize`: the inspector's own
   ``initialize`` (ACP, Wire, or told apart by the answer);
 - :class:`~wireproto.inspect.server.Inspector` and
@@ -20,6 +22,6 @@ step, nothing loaded from elsewhere). See docs/inspector.md.
 
 from wireproto.inspect.record import Record, Recorder, load_trace
 from wireproto.inspect.server import Inspector, serve_inspector
-from wireproto.inspect.tap import Tap
+from wireproto.inspect.tap import Tap, open_tap
 
-__all__ = ["Inspector", "Record", "Recorder", "Tap", "load_trace", "serve_inspector"]
+__all__ = ["Inspector", "Record", "Recorder", "Tap", "load_trace", "open_tap", "serve_inspector"]

@@ -17,9 +17,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
+
+if TYPE_CHECKING:
+    from wireproto.proxy.relay import RelayedMessage
 
 __all__ = ["DIRECTIONS", "Record", "Recorder", "load_trace", "trace_line"]
 
@@ -107,6 +110,11 @@ class Recorder:
         for listener in list(self._listeners):
             listener(record)
         return record
+
+    def observe(self, message: RelayedMessage) -> None:
+        """Record a message the proxy's relay passed on (an observer of
+        :func:`~wireproto.proxy.relay.relay_messages`)."""
+        self.add(message.direction.value, message.data, t=message.time - self._t0)
 
     def get(self, seq: int) -> Record | None:
         """The record numbered ``seq``, if it is still kept."""

@@ -17,7 +17,10 @@ and reloads the history when it reconnects. What a page may ask:
                                                    answers); answered ``decoded``
 =================================================  ===========================================
 
-Security: the page (``/``) and the websocket need the token (``?token=``);
+``/export.jsonl`` answers every record in the ``--trace`` format, byte for byte
+as recorded.
+
+Security: the page (``/``), the export and the websocket need the token (``?token=``);
 the websocket accepts only this server's own origin; on loopback the
 ``Host`` header must name this server (a page of another site cannot reach
 it through a rebound DNS name). Every answer carries a
@@ -30,7 +33,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import resources
@@ -43,7 +46,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 
 from wireproto.cli.wsauth import WsGuard, is_loopback
 from wireproto.inspect.decode import describe
-from wireproto.inspect.record import Record, Recorder
+from wireproto.inspect.record import Record, Recorder, trace_line
 from wireproto.inspect.tap import Tap
 from wireproto.transports.websocket import (
     HttpResponse,
@@ -121,6 +124,10 @@ class Inspector:
                 queue.close()
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._pages.discard(queue)
+
+    def export(self) -> bytes:
+        """Every record kept, in the ``--trace`` format, exactly as it went."""
+        return b"".join(trace_line(record) for record in self.recorder.records)
 
     def hello(self) -> bytes:
         """The first frame a page gets."""
@@ -233,9 +240,10 @@ def _csp(ws_origin: str) -> str:
 class _Site:
     """Answers the plain HTTP requests and checks the websocket handshakes."""
 
-    def __init__(self, host: str, token: str) -> None:
+    def __init__(self, host: str, token: str, export: Callable[[], bytes]) -> None:
         self.host = host
         self.token = token
+        self.export = export
         self.port = 0
         self.assets = _assets()
         index = self.assets.get("/static/index.html")
@@ -280,12 +288,16 @@ class _Site:
                 return self._text(host, 426, "This address is the inspector's websocket.")
             return WsGuard(self.token, [f"http://{host}"]).check(
                 request.path, headers, str(request.remote_address))
-        if path in ("/", "/index.html"):
+        if path in ("/", "/index.html", "/export.jsonl"):
             plain = {k: v for k, v in headers.items() if k != "origin"}
             refusal = WsGuard(self.token).check(request.path, plain, str(request.remote_address))
             if refusal is not None:
                 return self._text(host, refusal[0], "The inspector needs its token: open the "
                                   "whole URL that wireproto inspect printed (with ?token=...).")
+            if path == "/export.jsonl":
+                answer = self._headers(host, "application/x-ndjson")
+                answer["Content-Disposition"] = 'attachment; filename="wireproto-trace.jsonl"'
+                return HttpResponse(200, self.export(), answer)
             body, kind = self.index
             return HttpResponse(200, body, self._headers(host, kind))
         asset = self.assets.get(path)
@@ -303,7 +315,7 @@ async def serve_inspector(
     Raises:
         OSError: the address cannot be bound.
     """
-    site = _Site(host, token)
+    site = _Site(host, token, inspector.export)
 
     async def on_page(ws: WebSocketStream, request: WebSocketRequest) -> None:
         log.info("inspect: page connected from %s", request.remote_address)

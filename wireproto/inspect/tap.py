@@ -1,29 +1,34 @@
 """The inspector's tap: the one connection to the agent, recorded both ways.
 
-Everything the pages send goes through :meth:`Tap.send` (recorded as
-``send``, then written to the agent); everything the agent writes is read by
-:meth:`Tap.run` and recorded as ``recv``. The pages see both through the
-:class:`~wireproto.inspect.record.Recorder`. The tap never interprets
-traffic except to hand the answers to its own requests (the handshake of
-:mod:`wireproto.inspect.handshake`) back to their waiters.
+The recording is the proxy's transparent relay
+(:func:`~wireproto.proxy.relay.relay_messages`): it pumps whole messages
+between the agent's stream and the inspector's end of an in-memory pair,
+unchanged, and shows each one to :meth:`Recorder.observe
+<wireproto.inspect.record.Recorder.observe>` first. :func:`open_tap` sets
+that up and yields the inspector's end as a :class:`Tap`.
 
-It needs only an ``ObjectStream[bytes]`` of whole messages, so any transport
-(a spawned agent, a websocket) or another recording relay can stand in.
+A :class:`Tap` is the client side: everything the pages send goes through
+:meth:`Tap.send`; :meth:`Tap.run` reads what the agent writes until it ends.
+It never interprets traffic except to hand the answers to its own requests
+(the handshake of :mod:`wireproto.inspect.handshake`) back to their waiters.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import anyio.abc
 import msgspec
 
-from wireproto.errors import MessageTooLarge
 from wireproto.inspect.record import Recorder
+from wireproto.proxy.relay import relay_messages
+from wireproto.transports.memory import memory_pair
 
-__all__ = ["Tap"]
+__all__ = ["Tap", "open_tap"]
 
 log = logging.getLogger(__name__)
 
@@ -34,27 +39,23 @@ _encode = msgspec.json.encode
 class _Reply(msgspec.Struct):
     id: Any = None
     method: str | None = None
-    result: Any = msgspec.UNSET
-    error: Any = msgspec.UNSET
 
 
 _reply_decoder = msgspec.json.Decoder(_Reply)
 
 
 class Tap:
-    """Relay between the agent and the inspector, recording every message.
+    """The inspector's end of the relay to the agent.
 
     Args:
-        agent: the stream to the agent (whole messages).
-        recorder: where every message is recorded.
+        stream: the inspector's end (whole messages).
         string_ids: the fresh request ids are strings (Wire) instead of
             integers (ACP and plain JSON-RPC).
     """
 
-    def __init__(self, agent: anyio.abc.ObjectStream[bytes], recorder: Recorder,
-                 *, string_ids: bool = False) -> None:
-        self.agent = agent
-        self.recorder = recorder
+    def __init__(self, stream: anyio.abc.ObjectStream[bytes], *,
+                 string_ids: bool = False) -> None:
+        self.stream = stream
         self.string_ids = string_ids
         self.ended = anyio.Event()
         self.end_reason = ""
@@ -73,7 +74,7 @@ class Tap:
                 return candidate
 
     async def send(self, message: bytes) -> None:
-        """Record ``message`` and write it to the agent.
+        """Send ``message`` to the agent (the relay records it on the way).
 
         Raises:
             anyio.BrokenResourceError: the agent is gone.
@@ -82,11 +83,11 @@ class Tap:
         async with self._lock:
             if self.ended.is_set():
                 raise anyio.BrokenResourceError(f"the agent is gone ({self.end_reason})")
-            self.recorder.add("send", message)
             try:
-                await self.agent.send(message)
+                await self.stream.send(message)
             except _ENDED as exc:
-                raise anyio.BrokenResourceError(f"the agent is gone ({exc or 'closed'})") from exc
+                raise anyio.BrokenResourceError(
+                    f"the agent is gone ({self.end_reason or 'closed'})") from exc
 
     def _note_id(self, message: bytes) -> None:
         try:
@@ -124,18 +125,12 @@ class Tap:
         return answer
 
     async def run(self) -> None:
-        """Read and record the agent's messages until it ends."""
+        """Read the agent's messages (answering this tap's waiters) until it ends."""
         try:
             while True:
-                try:
-                    message = await self.agent.receive()
-                except MessageTooLarge as exc:
-                    log.warning("inspect: a message from the agent was dropped: %s", exc)
-                    continue
-                self.recorder.add("recv", message)
-                self._deliver(message)
+                self._deliver(await self.stream.receive())
         except anyio.EndOfStream:
-            self.end_reason = "the agent closed its output"
+            self.end_reason = "the agent's connection ended"
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             self.end_reason = f"the connection to the agent failed: {exc or type(exc).__name__}"
         finally:
@@ -152,9 +147,35 @@ class Tap:
             return
         if reply.method is not None:
             return
-        key = reply.id
-        waiter = self._waiters.get(key)
+        waiter = self._waiters.get(reply.id)
         if waiter is not None:
             done, box = waiter
             box.append(msgspec.json.decode(message))
             done.set()
+
+
+@asynccontextmanager
+async def open_tap(
+    agent: anyio.abc.ObjectStream[bytes], recorder: Recorder
+) -> AsyncIterator[Tap]:
+    """Relay between ``agent`` and a new :class:`Tap`, recording every message.
+
+    The tap's :meth:`~Tap.run` (run it in a task) ends when the agent's side
+    does. On exit the relay is stopped; ``agent`` is not closed (its owner
+    closes it).
+    """
+    ours, theirs = memory_pair()
+    async with anyio.create_task_group() as tg:
+
+        async def relay() -> None:
+            try:
+                await relay_messages(theirs, agent, [recorder.observe])
+            finally:
+                await theirs.aclose()  # the tap sees the end
+
+        tg.start_soon(relay)
+        try:
+            yield Tap(ours)
+        finally:
+            tg.cancel_scope.cancel()
+            await ours.aclose()

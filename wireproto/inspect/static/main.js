@@ -74,8 +74,10 @@ function setInfo(frame) {
   app.info = { ...app.info, ...frame };
   $("title").textContent = app.info.title || "";
   $("protocol").textContent = app.info.protocol ? app.info.protocol.toUpperCase() : "protocol ?";
-  $("state").textContent = app.info.mode === "trace" ? "read-only trace" : app.info.state;
-  $("state").className = `badge s-${app.info.mode === "trace" ? "trace" : app.info.state}`;
+  const gone = ["disconnected", "no token"].includes(app.info.state);
+  const state = app.info.mode === "trace" && !gone ? "read-only trace" : app.info.state;
+  $("state").textContent = state;
+  $("state").className = `badge s-${state.replace(/[^a-z]+/g, "-")}`;
   $("detail").textContent = app.info.detail || "";
   document.body.classList.toggle("read-only", Boolean(app.info.readOnly));
   conversation.setInfo(app.info);
@@ -124,13 +126,18 @@ function connect() {
   });
 }
 
+// Export: the inspector's own recording (byte for byte) while it runs; once it
+// is gone, what this page received (re-encoded from the parsed messages).
 $("export").addEventListener("click", () => {
-  const blob = new Blob([model.exportTrace()], { type: "application/x-ndjson" });
-  const link = el("a", { href: URL.createObjectURL(blob), download: `wireproto-trace-${new Date().toISOString().replace(/[:.]/g, "-")}.jsonl` });
+  const name = `wireproto-trace-${new Date().toISOString().replace(/[:.]/g, "-")}.jsonl`;
+  const live = app.ws && app.ws.readyState === WebSocket.OPEN;
+  let href = `/export.jsonl?token=${encodeURIComponent(token)}`;
+  if (!live) href = URL.createObjectURL(new Blob([model.exportTrace()], { type: "application/x-ndjson" }));
+  const link = el("a", { href, download: name });
   document.body.append(link);
   link.click();
   link.remove();
-  setTimeout(() => URL.revokeObjectURL(link.href), 10000);
+  if (!live) setTimeout(() => URL.revokeObjectURL(href), 10000);
 });
 
 for (const tab of document.querySelectorAll(".tab")) {
