@@ -27,6 +27,7 @@ import anyio.abc
 from . import schema
 from .agent import AgentConnection
 from .client import PROTOCOL_VERSION, ClientConnection
+from .clientelicit import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
 from .clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
 from .clientfs import FileSystem, LocalFileSystem
 from .clientstate import (
@@ -54,7 +55,9 @@ __all__ = [
     "AgentConnection",
     "ClientConnection",
     "ClientSession",
+    "ElicitationHandler",
     "FileSystem",
+    "FormOrUrl",
     "LoadResult",
     "LocalFileSystem",
     "LocalTerminals",
@@ -63,10 +66,12 @@ __all__ = [
     "SessionEvent",
     "Terminals",
     "UpdateHandler",
+    "answer_problem",
     "connect_acp",
     "http_server",
     "option_of_kind",
     "schema",
+    "schema_problem",
     "serve_acp",
     "sse_server",
     "stdio_server",

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import logging
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -67,6 +67,7 @@ from msgspec import UNSET
 from wireproto import __version__
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.clientelicit import ElicitationHandler, ElicitationRequests
 from wireproto.adapters.acp.clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT, ExtensionCalls
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientserve import RESOURCE_NOT_FOUND, AgentRequests
@@ -131,6 +132,11 @@ class ClientConnection(ExtensionCalls):
         notices: advertise that the caller renders ``notice`` updates.
         compaction: advertise that it renders compaction updates.
         boolean_options: advertise that it renders boolean config options.
+        on_elicitation: answers ``elicitation/create`` (see
+            :mod:`.clientelicit`); ``elicitation`` is advertised, with
+            ``elicitation_modes``, only when given.
+        on_elicitation_complete: called with the id of each
+            ``elicitation/complete`` (a URL interaction finished).
         update_buffer: updates buffered per turn before the reader waits.
         name: a label for log lines.
 
@@ -155,6 +161,9 @@ class ClientConnection(ExtensionCalls):
         boolean_options: bool = False,
         update_buffer: int = 256,
         name: str = "acp client",
+        on_elicitation: ElicitationHandler | None = None,
+        on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+        elicitation_modes: Sequence[str] = ("form", "url"),
     ) -> None:
         self._stream = stream
         self.client_info = client_info or s.Implementation(
@@ -176,6 +185,12 @@ class ClientConnection(ExtensionCalls):
             self._sessions, on_permission=on_permission, file_system=file_system,
             terminals=terminals, name=name,
         )
+        self.elicitations = None if on_elicitation is None else ElicitationRequests(
+            on_elicitation, modes=elicitation_modes, session=self.requests.session,
+            on_complete=on_elicitation_complete, name=name,
+        )
+        if self.elicitations is not None:
+            self.capabilities.elicitation = self.elicitations.capabilities()
         self._peer: Peer | None = None
         self._stack: AsyncExitStack | None = None
         self.process: ProcessHandle | None = None
@@ -208,6 +223,8 @@ class ClientConnection(ExtensionCalls):
         router.add("session/update", self._on_update, s.SessionNotification,
                    notification=True, dec_hook=acp_codec.dec_hook, lenient=decode_notification)
         self.requests.add_routes(router)
+        if self.elicitations is not None:
+            self.elicitations.add_routes(router)
         return router
 
     @property

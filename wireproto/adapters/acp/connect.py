@@ -8,12 +8,13 @@ sends ``initialize`` before yielding the connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import ElicitationHandler
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
 from wireproto.adapters.acp.terminals import Terminals
@@ -46,6 +47,9 @@ async def connect_acp(
     redact: Collection[str] = (),
     inherit_env: bool = True,
     shutdown_timeout: float = 5.0,
+    on_elicitation: ElicitationHandler | None = None,
+    on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+    elicitation_modes: Sequence[str] = ("form", "url"),
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -68,7 +72,9 @@ async def connect_acp(
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
         client_info: see :class:`ClientConnection` (likewise the options
-            ``on_permission`` to ``update_buffer``).
+            ``on_permission`` to ``update_buffer``, and ``on_elicitation`` to
+            ``elicitation_modes``: ``elicitation`` is advertised only with an
+            ``on_elicitation`` handler).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
         shutdown_timeout: seconds a spawned agent gets to exit after its
@@ -106,7 +112,9 @@ async def connect_acp(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
-            update_buffer=update_buffer,
+            update_buffer=update_buffer, on_elicitation=on_elicitation,
+            on_elicitation_complete=on_elicitation_complete,
+            elicitation_modes=elicitation_modes,
         )
         client.process = process_of(stream)
         await stack.enter_async_context(client)
