@@ -35,29 +35,10 @@ from wireproto.agent.questions import Answers, AskStatus
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.rpc.peer import Peer
 
-__all__ = ["ANSWER_FIELD", "ClientCalls"]
+__all__ = ["ClientCalls"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-
-ANSWER_FIELD = "answer"
-"""The form field a question's answer goes in."""
-
-
-def _question_form(question: Question) -> S.ElicitationSchema:
-    """One required field: the labels as a string enum (an array for multi-select)."""
-    title = question.header or UNSET
-    field: S.ElicitationPropertySchema
-    if question.multi_select:
-        field = S.MultiSelectPropertySchema(
-            title=title, description=question.question,
-            items=S.TitledMultiSelectItems(
-                any_of=[S.EnumOption(const=label, title=label) for label in question.options]),
-        )
-    else:
-        field = S.StringPropertySchema(title=title, description=question.question,
-                                       enum=list(question.options))
-    return S.ElicitationSchema(properties={ANSWER_FIELD: field}, required=[ANSWER_FIELD])
 
 
 class ClientCalls:
