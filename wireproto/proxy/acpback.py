@@ -46,6 +46,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import FormOrUrl
 from wireproto.adapters.acp.clientstate import SessionEvent
 from wireproto.adapters.acp.translate import block_out
 from wireproto.adapters.mcp import messages as mcp
@@ -56,7 +57,7 @@ from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
-from wireproto.proxy.questions import ElicitingClient, form_content, form_questions
+from wireproto.proxy.questions import form_content, form_questions
 from wireproto.proxy.refusals import BackendGone, refuse_once
 from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
@@ -150,10 +151,11 @@ class AcpBackedAgent(Agent):
             async with open_subprocess(self.cmd, env=self.env, stderr="log",
                                        start_new_session=True, shutdown_timeout=2.0) as child:
                 log.info("proxy: %s started (pid %d)", self.cmd[0], child.pid)
-                async with ElicitingClient(child, on_permission=self._on_permission,
-                                           on_update=self._on_update,
-                                           on_elicitation=self._on_elicitation,
-                                           name="acp backend") as client:
+                async with ClientConnection(child, on_permission=self._on_permission,
+                                            on_update=self._on_update,
+                                            on_elicitation=self._on_elicitation,
+                                            elicitation_modes=("form",),
+                                            name="acp backend") as client:
                     await client.initialize()
                     self.client = client
                     task_status.started()
@@ -428,10 +430,10 @@ class AcpBackedAgent(Agent):
             self._announced.set()
             self._announced = anyio.Event()
 
-    async def _on_elicitation(self, request: s.CreateFormElicitationRequest) -> (
-        s.CreateElicitationResponse
-    ):
+    async def _on_elicitation(self, request: FormOrUrl) -> s.CreateElicitationResponse:
         """A form of choice fields becomes the front client's questions."""
+        if not isinstance(request, s.CreateFormElicitationRequest):
+            return s.DeclineElicitationResponse()  # (only form mode is advertised)
         sid = request.session_id if isinstance(request.session_id, str) else ""
         turn = self._turns.get(sid)
         if turn is None or not turn.client.questions:

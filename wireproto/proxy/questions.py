@@ -1,7 +1,6 @@
 """An ACP backend's form elicitations, asked as questions of a Wire front client.
 
-:class:`ElicitingClient` is our ACP client that also advertises form
-elicitation and routes ``elicitation/create`` to a handler. A form whose
+The proxy's ACP client advertises form elicitation only. A form whose
 fields are all choices (a string ``enum`` or ``oneOf``, or an array of such)
 becomes one :class:`~wireproto.agent.api.Question` per field
 (:func:`form_questions`); the labels chosen come back as the form's content
@@ -11,20 +10,12 @@ booleans) has no Wire counterpart: it is declined, and the refusal logged.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
 from wireproto.agent.api import Question
-from wireproto.rpc.router import Router
 
-__all__ = ["ElicitationHandler", "ElicitingClient", "form_content", "form_questions"]
-
-ElicitationHandler = Callable[[Any], Awaitable[s.CreateElicitationResponse]]
-"""Answers one decoded ``elicitation/create`` request."""
-
+__all__ = ["form_content", "form_questions"]
 
 def _labels(field: Any) -> tuple[list[str], bool] | None:
     """A field's choices and whether several may be chosen; ``None``: not a choice."""
@@ -71,30 +62,3 @@ def form_content(questions: list[tuple[str, Question]], answers: list[list[str]]
             return s.DeclineElicitationResponse()
         content[name] = chosen if question.multi_select else chosen[0]
     return s.AcceptElicitationResponse(content=content)
-
-
-class ElicitingClient(ClientConnection):
-    """An ACP client that answers form elicitations with ``on_elicitation``."""
-
-    def __init__(self, *args: Any, on_elicitation: ElicitationHandler, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.on_elicitation = on_elicitation
-        self.capabilities.elicitation = s.ElicitationCapabilities(
-            form=s.ElicitationFormCapabilities())
-
-    def _router(self) -> Router:
-        router = super()._router()
-        router.add("elicitation/create", self._elicit, s.CreateElicitationRequest,
-                   dec_hook=acp_codec.dec_hook, lenient=_decode_request)
-        return router
-
-    async def _elicit(self, request: Any) -> s.CreateElicitationResponse:
-        if not isinstance(request, s.CreateFormElicitationRequest):
-            return s.DeclineElicitationResponse()
-        return await self.on_elicitation(request)
-
-
-def _decode_request(raw: Any) -> Any:
-    return acp_codec.decode(raw, s.CreateElicitationRequest)
-
-
