@@ -376,6 +376,12 @@ class Channel(Protocol):
     Adapters implement this; the runtime and turns call it. Every method may
     raise :class:`~wireproto.errors.ConnectionClosed`. Cancelling the calling
     task cancels the pending client request (no leak).
+
+    Optional: a true ``flushes_history`` attribute promises that the channel
+    calls :meth:`Runtime.flush_history
+    <wireproto.agent.runtime.Runtime.flush_history>` right before it writes
+    anything to its client; the runtime then writes a burst's history
+    records in one go (the ACP and Wire adapters do this).
     """
 
     @property

@@ -395,8 +395,8 @@ class Decoder:
         d = self.dialect
         if params is None or (env.jsonrpc is UNSET and d.require_jsonrpc):
             return None  # ("params": null has its dialect rule)
-        if type(params) is msgspec.Raw and params == _NULL:
-            return None  # (likewise when the route takes raw params)
+        if type(params) is msgspec.Raw and d.null_params_as_absent and params == _NULL:
+            return None  # (the same rule for a route taking raw params)
         if params is not UNSET:
             params = DecodedParams(params, spec, data)
         id = env.id

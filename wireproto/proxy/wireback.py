@@ -365,7 +365,7 @@ async def _tool_call(backend: _Backend, turn: Turn, event: m.ToolCall) -> None:
     if event.function.arguments:
         try:
             raw = msgspec.json.decode(event.function.arguments)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # (nested too deeply: kept as text)
             raw = event.function.arguments
     backend.calls[event.id] = await turn.start_tool(
         name, name, id=event.id, raw_input=raw, status=ToolStatus.IN_PROGRESS)

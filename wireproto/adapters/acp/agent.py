@@ -201,7 +201,12 @@ class AgentConnection(ClientCalls):
         authenticated: whether ``authenticate`` succeeded on this connection.
         turns: the running prompt turns.
         router: the method table (see :meth:`_routes`).
+        flushes_history: true: the peer writes the runtime's held-back
+            history records before each write to the client, so the runtime
+            groups the records of a burst.
     """
+
+    flushes_history = True
 
     def __init__(
         self,
@@ -340,6 +345,7 @@ class AgentConnection(ClientCalls):
                 async with Peer(
                     stream, self.router, dialect=ACP_DIALECT, cancel_method="$/cancel_request",
                     flush_timeout=_FLUSH, name=self.name,
+                    before_write=self.runtime.flush_history,
                 ) as peer:
                     self._peer = peer
                     try:

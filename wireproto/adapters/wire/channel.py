@@ -138,7 +138,11 @@ class WireChannel:
         translator: the live event translator.
         cancel_reason: the feedback given when an asking turn is cancelled
             (``"cancelled"``, or ``"connection closed"`` while shutting down).
+        flushes_history: true: the server's peer writes the runtime's
+            held-back history records before each write to the client.
     """
+
+    flushes_history = True
 
     def __init__(self, *, yolo: bool = False, name: str = "wire server") -> None:
         self.yolo = yolo

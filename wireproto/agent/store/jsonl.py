@@ -191,7 +191,7 @@ class JsonlStore:
         self._clean.add(session_id)
 
     def append(self, session_id: str, *events: Event) -> None:
-        """Append ``events`` to the session's file with one write.
+        """Append ``events`` to the session's file with one write (one time stamp).
 
         Events for a session whose file is gone (deleted meanwhile) are
         dropped with a warning.
@@ -200,18 +200,22 @@ class JsonlStore:
             InvalidArgument: invalid id.
             OSError: the file could not be written (e.g. the disk is full).
         """
-        path = self.path(session_id)
+        if session_id not in self._fds:  # an open file: the id was checked before
+            self.path(session_id)
         if not events:
             return
-        data = b"".join([_encoder.encode(_Line(event, now())) + b"\n" for event in events])
-        fd = self._fd(session_id, path)
+        ts = b',"ts":' + _encoder.encode(now()) + b"}\n"  # as _Line encodes; one time a call
+        encode = _encoder.encode
+        data = b"".join([b'{"event":' + encode(event) + ts for event in events])
+        fd = self._fd(session_id, self._fds.pop(session_id, None))
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))
             return
         if session_id not in self._clean:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                log.warning("%s: ends with a partial line; starting a new line", path)
+                log.warning("%s: ends with a partial line; starting a new line",
+                            self.path(session_id))
                 data = b"\n" + data
             self._clean.add(session_id)
         try:
@@ -227,16 +231,16 @@ class JsonlStore:
         if valid_session_id(session_id):
             self.path(session_id).unlink(missing_ok=True)
 
-    def _fd(self, session_id: str, path: Path) -> int | None:
-        """The session's append descriptor (opened when needed); ``None``: no file."""
-        fd = self._fds.pop(session_id, None)
+    def _fd(self, session_id: str, fd: int | None) -> int | None:
+        """The session's append descriptor: ``fd`` if its file is still there, else
+        its file opened again; ``None``: no file."""
         if fd is not None and os.fstat(fd).st_nlink == 0:  # deleted by someone else
             os.close(fd)
             self._clean.discard(session_id)
             fd = None
         if fd is None:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+                fd = os.open(self.path(session_id), os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             except FileNotFoundError:
                 return None
             while len(self._fds) >= MAX_OPEN:

@@ -78,8 +78,8 @@ class MemoryStore:
             log.warning("session %s does not exist; %d event(s) not recorded",
                         session_id, len(events))
             return
+        ts = now()
         for event in events:
-            ts = now()
             session.events.append((event, ts))
             session.updated = ts
             if session.title is None and isinstance(event, UserMessage):
