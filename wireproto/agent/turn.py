@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.lowlevel
 
+from wireproto.agent.activity import Activity
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -46,6 +47,7 @@ from wireproto.agent.events import (
     UsageUpdated,
 )
 from wireproto.agent.history import HistoryMessage
+from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
 
 if TYPE_CHECKING:
@@ -111,8 +113,13 @@ class ToolCall:
         await self.update(status=ToolStatus.FAILED, content=body, message=message)
 
 
-class Turn:
+class Turn(Asking, Activity):
     """One prompt turn of a session.
+
+    Asking several questions or for a URL interaction: see
+    :class:`~wireproto.agent.questions.Asking`; titles, retries, compaction,
+    sub-agents and the other progress events: see
+    :class:`~wireproto.agent.activity.Activity`.
 
     Attributes:
         runtime: the runtime serving the agent (sessions, history).

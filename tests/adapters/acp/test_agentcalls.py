@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from wireproto.adapters.acp.agent import AgentConnection
@@ -39,3 +41,12 @@ def test_the_connection_owns_its_client_calls() -> None:
     assert connection.capabilities is connection.client.capabilities
     with pytest.raises(ConnectionClosed):
         connection.client.peer  # noqa: B018 (the getter is the test)
+
+
+def test_the_connection_offers_every_request_of_its_client_calls() -> None:
+    """The runtime finds the optional ones (questions, URLs) with getattr: none may be missed."""
+    requests = {name for name, member in inspect.getmembers(ClientCalls)
+                if inspect.iscoroutinefunction(member) and not name.startswith("_")}
+    assert {"request_approval", "ask_questions", "ask_url", "complete_url"} <= requests
+    for name in requests:
+        assert inspect.iscoroutinefunction(getattr(AgentConnection, name, None)), name

@@ -12,7 +12,8 @@ to the client are made by the :class:`~.agentcalls.ClientCalls` it owns).
   -> handler and params decoder. Params are decoded once, leniently, into the
   generated Structs (:mod:`.codec`); invalid params answer ``-32602`` with a
   message naming the field and ``data: {path, reason}``. Everything not in
-  the table (``logout``, unstable and unknown ``_`` methods) is ``-32601``;
+  the table (``logout`` unless the agent ``supports_logout``, unstable and
+  unknown ``_`` methods) is ``-32601``;
   unknown notifications are ignored. ``session/set_model`` (unstable, never
   advertised) shares the option dispatcher with ``session/set_mode`` and
   ``session/set_config_option``.
@@ -79,6 +80,7 @@ from wireproto.agent.api import (
     ToolOutcome,
 )
 from wireproto.agent.events import Event
+from wireproto.agent.questions import Answers, AskStatus
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.turn import new_id
 from wireproto.errors import (
@@ -135,7 +137,7 @@ AGENT_CAPABILITIES = S.AgentCapabilities(
     ),
 )
 """What ``initialize`` advertises (``sessionCapabilities.delete`` only when the
-agent supports deleting)."""
+agent supports deleting; ``auth.logout`` added when it supports logging out)."""
 
 PROMPT_GATES: dict[type, str] = {
     S.ImageContent: "image",
@@ -263,6 +265,8 @@ class AgentConnection:
         ]
         if self.agent.supports_delete:
             requests.append(("session/delete", self._delete, S.DeleteSessionRequest, False))
+        if self.agent.supports_logout:
+            requests.append(("logout", self._logout, S.LogoutRequest, False))
         router = Router()
         for method, handler, type_, setup in requests:
             first = method == "initialize"
@@ -375,11 +379,15 @@ class AgentConnection:
     # ------------------------------------------------------ initialization
 
     def _agent_capabilities(self) -> S.AgentCapabilities:
-        if self.agent.supports_delete:
-            return AGENT_CAPABILITIES
-        sessions = msgspec.structs.replace(AGENT_CAPABILITIES.session_capabilities,
-                                           delete=UNSET)
-        return msgspec.structs.replace(AGENT_CAPABILITIES, session_capabilities=sessions)
+        caps = AGENT_CAPABILITIES
+        if not self.agent.supports_delete:
+            sessions = msgspec.structs.replace(caps.session_capabilities, delete=UNSET)
+            caps = msgspec.structs.replace(caps, session_capabilities=sessions)
+        if self.agent.supports_logout:
+            caps = msgspec.structs.replace(
+                caps, auth=S.AgentAuthCapabilities(logout=S.LogoutCapabilities())
+            )
+        return caps
 
     async def _initialize(self, p: S.InitializeRequest) -> S.InitializeResponse:
         info = p.client_info if isinstance(p.client_info, S.Implementation) else None
@@ -402,6 +410,11 @@ class AgentConnection:
         await self.agent.authenticate(p.method_id)
         self.authenticated = True
         return S.AuthenticateResponse()
+
+    async def _logout(self, p: S.LogoutRequest) -> S.LogoutResponse:
+        await self.agent.logout()
+        self.authenticated = False
+        return S.LogoutResponse()
 
     def _check_auth(self) -> None:
         if self.require_auth and not self.authenticated:
@@ -595,8 +608,24 @@ class AgentConnection:
         await self.client.write_text_file(session, path, content)
 
     async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
-        """ACP has no questions: always dismissed (``[]``)."""
+        """One question as a form elicitation (see :class:`~.agentcalls.ClientCalls`)."""
         return await self.client.ask(session, tool_call_id, question)
+
+    async def ask_questions(
+        self, session: Session, tool_call_id: str, questions: list[Question]
+    ) -> Answers:
+        """Questions as one form elicitation (see :class:`~.agentcalls.ClientCalls`)."""
+        return await self.client.ask_questions(session, tool_call_id, questions)
+
+    async def ask_url(
+        self, session: Session, tool_call_id: str, elicitation_id: str, message: str, url: str
+    ) -> AskStatus:
+        """A URL elicitation (see :class:`~.agentcalls.ClientCalls`)."""
+        return await self.client.ask_url(session, tool_call_id, elicitation_id, message, url)
+
+    async def complete_url(self, session: Session, elicitation_id: str) -> None:
+        """Send ``elicitation/complete`` (see :class:`~.agentcalls.ClientCalls`)."""
+        await self.client.complete_url(session, elicitation_id)
 
     async def call_tool(
         self, session: Session, call_id: str, tool: ExternalTool, arguments: Any

@@ -84,6 +84,7 @@ async def connect_mcp(
     cmd: Sequence[str],
     *,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
     cwd: str | None = None,
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
@@ -91,13 +92,15 @@ async def connect_mcp(
     initialize_timeout: float | None = 30.0,
     client_info: Implementation | None = None,
     redact: Collection[str] = (),
+    shutdown_timeout: float = 5.0,
     **deprecated: Any,
 ) -> AsyncIterator[ToolClient]:
     """Spawn the stdio MCP server ``cmd`` and yield a running client.
 
     Args:
         cmd: the server command and its arguments (no shell).
-        env: the child's whole environment (default: ours).
+        env: variables set for the child on top of our environment.
+        inherit_env: ``False``: the child gets exactly ``env``.
         cwd: the child's working directory.
         stderr: ``"log"`` (drained into :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
@@ -106,6 +109,8 @@ async def connect_mcp(
         client_info: the identity sent in ``initialize``.
         redact: secrets handed to the server (tokens, keys in ``env``),
             masked in its logged stderr lines.
+        shutdown_timeout: seconds the server gets to exit after its stdin
+            closed (and again after SIGTERM).
         deprecated: the old name ``timeout`` still works, with a
             :class:`DeprecationWarning`.
 
@@ -124,8 +129,9 @@ async def connect_mcp(
 
     initialize_timeout = renamed_options("connect_mcp", deprecated, {
         "timeout": "initialize_timeout"}).get("initialize_timeout", initialize_timeout)
-    transport = {"cmd": cmd, "env": env, "cwd": cwd, "stderr": stderr,
-                 "max_bytes": max_bytes, "redact": redact}
+    transport = {"cmd": cmd, "env": env, "inherit_env": inherit_env, "cwd": cwd,
+                 "stderr": stderr, "max_bytes": max_bytes, "redact": redact,
+                 "shutdown_timeout": shutdown_timeout}
 
     def client_of(stream: anyio.abc.ObjectStream[bytes]) -> ToolClient:
         return ToolClient(stream, client_info=client_info)
