@@ -217,6 +217,7 @@ class Peer:
         self._closed_event: anyio.Event | None = None  # created by wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox_task: int | None = None
+        self._inbox_start: Callable[[], object] | None = None  # starts the inbox task once
         self._inbox_handling = False  # the inbox task is inside a notification handler
 
     @property
@@ -470,7 +471,9 @@ class Peer:
     async def _receive(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
         with self._receive_scope:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._inbox_loop, inbox)
+                # the inbox task starts with the first notification (a task and
+                # its anyio bookkeeping cost ~3 KiB per connection that gets none)
+                self._inbox_start = lambda: tg.start_soon(self._inbox_loop, inbox)
                 await self._read_loop()
                 await anyio.sleep_forever()  # the inbox works on until the owner closes
 
@@ -552,6 +555,9 @@ class Peer:
                 await self._inbox_slots.acquire()
             self._inbox_busy += 1
             self._inbox.send_nowait((route, msg))
+            if self._inbox_start is not None:
+                self._inbox_start()
+                self._inbox_start = None
 
     async def _on_cancel(self, msg: Notification) -> None:
         try:
