@@ -103,6 +103,34 @@ def test_bench_peer_json_shape() -> None:
 
 
 @pytest.mark.timeout(120)
+def test_bench_agent_json_shape() -> None:
+    out = run_json("bench_agent.py")
+    assert out["benchmark"] == "agent"
+    check_machine(out["machine"])
+    assert out["caveats"]
+    assert set(out["contenders"]) == {"wireproto", "acp_sdk"}
+    metrics = {"sequential_pps", "concurrent_pps", "cpu_per_prompt_sequential_s",
+               "cpu_per_prompt_concurrent_s"}
+    for contender in out["contenders"].values():
+        assert set(contender) == metrics
+        assert all(positive(contender[m]) for m in metrics)
+    assert len(out["rounds"]) == len(out["ratios"]) == out["settings"]["rounds"]
+    assert set(out["targets"]) == {"sequential", "concurrent", "cpu_per_prompt"}
+    for target in out["targets"].values():
+        assert positive(target["value"]) and isinstance(target["met"], bool)
+
+
+@pytest.mark.timeout(120)
+def test_bench_store_json_shape() -> None:
+    out = run_json("bench_store.py")
+    assert out["benchmark"] == "store"
+    check_machine(out["machine"])
+    assert set(out["contenders"]) == {"open_per_record", "handle_per_session", "grouped",
+                                      "memory"}
+    assert all(positive(c["records_per_s"]) for c in out["contenders"].values())
+
+
+@pytest.mark.timeout(120)
 def test_bench_ws_memory_json_shape() -> None:
     out = run_json("bench_ws_memory.py")
     assert out["benchmark"] == "ws_memory"

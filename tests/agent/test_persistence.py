@@ -14,7 +14,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
-from wireproto.agent.events import AgentMessageChunk, StopReason, TurnEnded, UserMessage
+from wireproto.agent.events import AgentMessageChunk, Event, StopReason, TurnEnded, UserMessage
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.errors import InvalidArgument
@@ -189,3 +189,54 @@ async def test_half_written_line_then_restart(runtime: Runtime, workdir: Path) -
     reloaded = JsonlStore(runtime.store.root).load(session.id)
     replies = "".join(e.text for e in reloaded.events if isinstance(e, AgentMessageChunk))
     assert replies == "You said: firstYou said: after restart"
+
+
+class _CountingStore(JsonlStore):
+    """A JSON Lines store that counts append calls."""
+
+    appends: list[int]
+
+    def append(self, session_id: str, *events: Event) -> None:
+        self.appends.append(len(events))
+        super().append(session_id, *events)
+
+
+class _FlushingChannel(RecordingChannel):
+    """A channel that promises to flush the runtime's held records before it writes."""
+
+    flushes_history = True
+
+
+async def test_a_flushing_channel_groups_the_records_of_a_burst(
+    tmp_path: Path, workdir: Path
+) -> None:
+    store = _CountingStore(tmp_path / "sessions")
+    store.appends = []
+    runtime = Runtime(DemoAgent(), store)
+    channel = _FlushingChannel()
+    session = await runtime.new_session(channel, str(workdir))
+    await runtime.prompt(session, [Text("hello")])
+    assert store.appends == []  # held back: nothing was written to the client yet
+    assert [type(e) for e in runtime.store.load(session.id).events] == []
+    runtime.flush_history()  # what the channel's writer does before writing
+    assert store.appends == [6]  # the prompt, four chunks, the end: one append
+    await runtime.prompt(session, [Text("again")])
+    (info,), _ = runtime.list_sessions()  # reads write what is held back first
+    assert store.appends == [6, 6] and info.title == "hello"
+    assert JsonlStore(store.root).load(session.id).events == channel.events(session.id)
+
+    # a channel without the promise: each event is written as it is sent
+    session.channel = plain = RecordingChannel()
+    await runtime.prompt(session, [Text("third")])
+    assert store.appends == [6, 6, 1, 1, 1, 1, 1, 1]
+    assert len(store.load(session.id).events) == 18 and len(plain.events(session.id)) == 6
+
+
+async def test_held_records_are_written_when_the_session_closes(
+    tmp_path: Path, workdir: Path
+) -> None:
+    runtime = Runtime(DemoAgent(), tmp_path / "sessions")
+    session = await runtime.new_session(_FlushingChannel(), str(workdir))
+    await runtime.prompt(session, [Text("hello")])
+    await runtime.close_session(session.id)
+    assert len(JsonlStore(tmp_path / "sessions").load(session.id).events) == 6

@@ -64,11 +64,18 @@ def test_stdio_commands_survive_deep_lines(kit: Any, command: str) -> None:
     _clean(proc.err)
 
 
-@pytest.mark.parametrize("command", ["acp", "wire", "bridge"])
+AGENT_BEHIND = {  # commands serving another process: ACP in front, the demo agent behind
+    "bridge": ["bridge", "--ws", "0", "--"],
+    "proxy": ["proxy", "--serve", "acp", "--agent-protocol", "acp", "--ws", "0", "--"],
+    "proxy-wire": ["proxy", "--serve", "wire", "--agent-protocol", "acp", "--ws", "0", "--"],
+}
+
+
+@pytest.mark.parametrize("command", ["acp", "wire", "bridge", "proxy", "proxy-wire"])
 def test_websocket_servers_survive_deep_frames(kit: Any, command: str) -> None:
-    init = kit.wire_init if command == "wire" else kit.acp_init
-    args = ["bridge", "--ws", "0", "--", *kit.wireproto, "acp"] if command == "bridge" \
-        else [command, "--ws", "0"]
+    init = kit.wire_init if command in ("wire", "proxy-wire") else kit.acp_init
+    behind = AGENT_BEHIND.get(command)
+    args = [*behind, *kit.wireproto, "acp"] if behind else [command, "--ws", "0"]
     server, base, token = kit.ws(*args)
     volley = _volley(init)
     with connect(f"{base}/?token={token}", max_size=None) as ws:

@@ -69,10 +69,18 @@ def _refused(url: str, headers: dict[str, str] | None = None) -> int:
         return exc.response.status_code
 
 
-@pytest.mark.parametrize("command", ["acp", "wire", "bridge"])
+BEHIND = {  # commands serving another process (the demo agent over ACP)
+    "bridge": ["bridge", "--ws", "0", "--log-level", "debug", "--"],
+    "proxy": ["proxy", "--serve", "acp", "--agent-protocol", "acp", "--ws", "0",
+              "--log-level", "debug", "--"],
+}
+
+
+@pytest.mark.parametrize("command", ["acp", "wire", "bridge", "proxy"])
 def test_websocket_debug_logs_hold_no_secret(kit: Any, command: str) -> None:
-    args = ["bridge", "--ws", "0", "--log-level", "debug", "--", *kit.wireproto, "acp"] \
-        if command == "bridge" else [command, "--ws", "0", "--log-level", "debug"]
+    behind = BEHIND.get(command)
+    args = [*behind, *kit.wireproto, "acp"] if behind \
+        else [command, "--ws", "0", "--log-level", "debug"]
     server, base, token = kit.ws(*args)
     assert _refused(f"{base}/?token={WRONG}") == 401
     assert _refused(f"{base}/?%74oken={WRONG}") == 401
@@ -81,7 +89,7 @@ def test_websocket_debug_logs_hold_no_secret(kit: Any, command: str) -> None:
     assert _refused(f"{base}/", {"Authorization": f"Basic {BASIC_HEADER}"}) == 401
     assert _refused(f"{base}/", {"Authorization": f"Basic {BASIC}"}) == 401
     with connect(f"{base}/?%74oken={token}") as ws:  # the encoded spelling is accepted
-        for message in _messages(kit, "acp" if command == "bridge" else command):
+        for message in _messages(kit, "acp" if command in BEHIND else command):
             ws.send(json.dumps(message))
             while json.loads(ws.recv(timeout=kit.limit)).get("id") != message["id"]:
                 pass

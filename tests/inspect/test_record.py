@@ -91,3 +91,12 @@ def test_wire_messages_are_decoded_with_the_codecs_complaints() -> None:
     assert describe("wire", answer, request)["type"] == "response to request: ApprovalResponse"
     assert describe("wire", [1, 2])["errors"] == ["the message is not a JSON object"]
     assert json.dumps(describe(None, {"jsonrpc": "2.0"}))  # plain JSON for the page
+
+
+def test_a_line_nested_too_deeply_is_recorded_as_text() -> None:
+    recorder = Recorder()
+    deep = b"[" * 100_000 + b"]" * 100_000
+    record = recorder.add("recv", deep)
+    assert not record.is_json
+    assert msgspec.json.decode(record.frame)["text"] == deep.decode()
+    assert recorder.add("recv", b'{"ok":true}').is_json  # it records on

@@ -30,3 +30,10 @@ async def test_probe_of_a_silent_command_names_the_way_out() -> None:
 async def test_probe_of_a_command_that_exits() -> None:
     with pytest.raises(ProbeError, match="exited without answering"):
         await probe_protocol([sys.executable, "-c", "print('hello')"])
+
+
+DEEP_AGENT = str(Path(__file__).resolve().parents[1] / "helpers" / "deep_agent.py")
+
+
+async def test_probe_reads_past_lines_nested_too_deeply() -> None:
+    assert await probe_protocol([sys.executable, DEEP_AGENT, "answer"]) == "acp"

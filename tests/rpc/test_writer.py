@@ -147,3 +147,35 @@ async def test_the_rest_of_a_partial_direct_write_is_flushed_without_further_mes
         await anyio.wait_all_tasks_blocked()
         assert pipe.data == b'{"id":1}\n' and not pipe.rest  # the writer wrote the rest
         tg.cancel_scope.cancel()
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_before_write_runs_before_any_bytes_leave(seed: int) -> None:
+    """Whatever path a message takes, ``before_write`` has seen it before the stream does."""
+    pipe = _FlakyPipe(random.Random(seed))
+    announced: list[bytes] = []  # messages handed to the writer so far
+    persisted: list[bytes] = []  # what before_write "saved"
+    checked = []
+
+    def before_write() -> None:
+        checked.append(len(pipe.data))
+        persisted[:] = announced
+
+    writer = Writer(pipe, 4, lambda exc: None, "t", before_write=before_write)
+    rng = random.Random(seed)
+    async with anyio.create_task_group() as tg:
+        writer.start(tg, waiter_factory())
+        for i in range(80):
+            line = b"m%d\n" % i
+            announced.append(line)
+            if rng.random() < 0.5:
+                await writer.send(line)
+            else:
+                await writer.send_soon(line)
+            written = bytes(pipe.data).count(b"\n") + (1 if pipe.rest else 0)
+            assert written <= len(persisted)  # nothing out that was not persisted first
+            if rng.random() < 0.3:
+                await anyio.lowlevel.checkpoint()
+        writer.close()
+        await writer.wait_done()
+    assert bytes(pipe.data) == b"".join(announced) and checked

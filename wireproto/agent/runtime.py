@@ -12,15 +12,26 @@ channel took it (or when the connection is gone, so a dropped client still
 leaves a complete history). An event whose send was cancelled — the turn was
 cancelled while a slow client held it back — is neither delivered nor
 recorded, so a later load or replay shows exactly what the client saw live.
+
+Records are grouped per burst when the channel allows it: a channel whose
+``flushes_history`` attribute is true promises to call
+:meth:`Runtime.flush_history` right before it writes anything to its
+client (the ACP and Wire adapters do, from the peer's writer). The runtime
+then holds a session's records back and writes them with one store append,
+at the latest before the bytes of the messages they describe leave the
+process: a crash (``kill -9``) still loses nothing the client was sent. With
+any other channel each event is written to the store as soon as it is sent.
+Reads (load, resume, list) and session ends write what is held back first.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 
 import anyio
+import msgspec
 
 from wireproto.agent.api import Agent, Channel, McpServer, Session, SessionInfo
 from wireproto.agent.content import ContentBlock
@@ -72,6 +83,7 @@ class Runtime:
         self.agent = agent
         self.store = open_store(store)
         self.sessions: dict[str, Session] = {}
+        self._held: dict[str, list[Event]] = {}  # records held back, by session id
         self._conversations: dict[str, Conversation] = {}
 
     # ------------------------------------------------------------ sessions
@@ -120,6 +132,7 @@ class Runtime:
         live = self.sessions.get(session_id)
         if live is not None and live.turn is not None:
             raise Busy("the session is running a turn")
+        self.flush_history()
         stored = self.store.load(session_id)
         session = Session(
             session_id, cwd or stored.cwd, roots=roots or stored.roots, mcp_servers=mcp_servers,
@@ -145,7 +158,16 @@ class Runtime:
         Raises:
             InvalidArgument: the cursor is invalid.
         """
-        return self.store.list(cwd=cwd, cursor=cursor)
+        self.flush_history()
+        found, next_cursor = self.store.list(cwd=cwd, cursor=cursor)
+        return [self._live_title(info) for info in found], next_cursor
+
+    def _live_title(self, info: SessionInfo) -> SessionInfo:
+        """``info`` with the title of its live session (which an agent may have set)."""
+        session = self.sessions.get(info.session_id)
+        if session is None or session.title is None or session.title == info.title:
+            return info
+        return msgspec.structs.replace(info, title=session.title)
 
     async def close_session(self, session_id: str) -> None:
         """Cancel the session's turn and free it (history stays stored)."""
@@ -153,12 +175,16 @@ class Runtime:
         if session is None:
             return
         self._conversations.pop(session_id, None)
-        await self._stop_turn(session)
+        try:
+            await self._stop_turn(session)
+        finally:
+            self.flush_history()
         await self.agent.session_closed(session)
 
     async def delete_session(self, session_id: str) -> None:
         """Close and delete a session; unknown ids succeed (idempotent)."""
         await self.close_session(session_id)
+        self._held.pop(session_id, None)
         self.store.delete(session_id)
 
     async def detach(self, channel: Channel) -> None:
@@ -188,16 +214,44 @@ class Runtime:
                 await channel.send(session, event)
             except ConnectionClosed:
                 self._record(session, event)
+                self.flush_history()  # nothing will be written to that client
                 raise
         self._record(session, event)
 
     def _record(self, session: Session, event: Event) -> None:
-        if not isinstance(event, _LIVE_ONLY):
-            self.store.append(session.id, event)
-            conversation = self._conversations.get(session.id)
-            if conversation is not None:
-                conversation.add(event)
-        session.updated_at = datetime.now().astimezone()
+        session.updated_at = datetime.now(timezone.utc)
+        if isinstance(event, _LIVE_ONLY):
+            return
+        conversation = self._conversations.get(session.id)
+        if conversation is not None:
+            conversation.add(event)
+        if getattr(session.channel, "flushes_history", False):
+            held = self._held.get(session.id)
+            if held is None:
+                self._held[session.id] = [event]
+            else:
+                held.append(event)
+            return
+        if self._held:
+            self.flush_history()  # keep the order of a session's records
+        self.store.append(session.id, event)
+
+    def flush_history(self) -> None:
+        """Write the records held back (one store append per session).
+
+        Channels with ``flushes_history`` call this before they write to
+        their client (see the module docstring). It never raises: a store
+        failure is logged and those records are lost.
+        """
+        if not self._held:
+            return
+        held, self._held = self._held, {}
+        for session_id, events in held.items():
+            try:
+                self.store.append(session_id, *events)
+            except Exception:
+                log.exception("history of session %s: %d event(s) not recorded",
+                              session_id, len(events))
 
     def history(self, session: Session) -> list[HistoryMessage]:
         """The session's conversation so far, as typed messages (from memory).
@@ -252,7 +306,7 @@ class Runtime:
             return stop
         finally:
             session.turn = None
-            turn.done.set()
+            turn.finish()
 
     async def _end_turn(
         self, turn: Turn, stop: StopReason, failure: AgentError | None

@@ -9,6 +9,7 @@ tool) is cancelled and the pending client request with it.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ import anyio
 import anyio.lowlevel
 import jsonschema
 
+from wireproto.agent.activity import Activity
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -46,6 +48,7 @@ from wireproto.agent.events import (
     UsageUpdated,
 )
 from wireproto.agent.history import HistoryMessage
+from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
 
 if TYPE_CHECKING:
@@ -54,11 +57,12 @@ if TYPE_CHECKING:
 __all__ = ["ToolCall", "Turn", "new_id"]
 
 _FINAL = (ToolStatus.COMPLETED, ToolStatus.FAILED)
+_FULL_CHECK_EVERY = 8  # emits between checks of the enclosing scopes' cancellation
 
 
 def new_id(prefix: str) -> str:
-    """Return a fresh unique id such as ``msg_3f2a...``."""
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    """Return a fresh unique id such as ``msg_3f2a...`` (64 random bits in hex)."""
+    return f"{prefix}_{os.urandom(8).hex()}"
 
 
 class ToolCall:
@@ -110,8 +114,13 @@ class ToolCall:
         await self.update(status=ToolStatus.FAILED, content=body, message=message)
 
 
-class Turn:
+class Turn(Asking, Activity):
     """One prompt turn of a session.
+
+    Asking several questions or for a URL interaction: see
+    :class:`~wireproto.agent.questions.Asking`; titles, retries, compaction,
+    sub-agents and the other progress events: see
+    :class:`~wireproto.agent.activity.Activity`.
 
     Attributes:
         runtime: the runtime serving the agent (sessions, history).
@@ -119,7 +128,6 @@ class Turn:
         prompt: the prompt as typed content blocks.
         step: the current step, 1-based (see :meth:`new_step`).
         scope: the cancel scope the agent's :meth:`Agent.prompt` runs in.
-        done: set when the turn is over (recorded ``TurnEnded`` or failed).
         id: the turn's id (the message id of its recorded prompt; in log lines).
     """
 
@@ -129,15 +137,18 @@ class Turn:
         self.session = session
         self.prompt = prompt
         self.scope = anyio.CancelScope()
-        self.done = anyio.Event()
+        # events are made when first waited for: most turns never need them
+        self._done: anyio.Event | None = None
+        self._finished = False
         self._cancel_requested = False
-        self._cancelled = anyio.Event()
+        self._cancelled: anyio.Event | None = None
         self._steering: list[list[ContentBlock]] = []
-        self._steered = anyio.Event()
+        self._steered: anyio.Event | None = None
         self._message_id: str | None = None
         self._thought_id: str | None = None
         self._text: str | None = None
         self._open_calls: dict[str, ToolCall] = {}
+        self._emits = 0
         self.step = 1
 
     # ----------------------------------------------------------- properties
@@ -171,18 +182,38 @@ class Turn:
         return self.session.plan_mode
 
     @property
+    def done(self) -> anyio.Event:
+        """Set when the turn is over (recorded ``TurnEnded`` or failed)."""
+        if self._done is None:
+            self._done = anyio.Event()
+            if self._finished:
+                self._done.set()
+        return self._done
+
+    def finish(self) -> None:
+        """Mark the turn over (what the runtime does when it ends): sets :attr:`done`."""
+        self._finished = True
+        if self._done is not None:
+            self._done.set()
+
+    @property
     def cancelled(self) -> bool:
         """Whether the client asked to cancel this turn."""
         return self._cancel_requested
 
     async def wait_cancelled(self) -> None:
         """Wait until the client asks to cancel this turn."""
+        if self._cancelled is None:
+            self._cancelled = anyio.Event()
+            if self._cancel_requested:
+                self._cancelled.set()
         await self._cancelled.wait()
 
     def cancel(self) -> None:
         """Cancel the turn (what the runtime does on the client's cancel)."""
         self._cancel_requested = True
-        self._cancelled.set()
+        if self._cancelled is not None:
+            self._cancelled.set()
         self.scope.cancel()
 
     # -------------------------------------------------------------- output
@@ -196,7 +227,11 @@ class Turn:
         Raises:
             ConnectionClosed: the client is gone (the event is still recorded).
         """
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        # the turn's own cancellation is checked every time; the full check
+        # (any enclosing scope) costs a backend lookup, so only now and then
+        self._emits += 1
+        if self.scope.cancel_called or not self._emits % _FULL_CHECK_EVERY:
+            await anyio.lowlevel.checkpoint_if_cancelled()
         await self.runtime.emit(self.session, event)
 
     def new_message(self) -> None:
@@ -360,7 +395,8 @@ class Turn:
     def steer(self, content: list[ContentBlock]) -> None:
         """Queue steering input (what the runtime does on the client's steer)."""
         self._steering.append(content)
-        self._steered.set()
+        if self._steered is not None:
+            self._steered.set()
 
     async def take_steering(self) -> list[list[ContentBlock]]:
         """Return the steering inputs received since the last call (oldest first).
@@ -369,14 +405,17 @@ class Turn:
         the input enters the agent's context, e.g. between steps.
         """
         taken, self._steering = self._steering, []
-        self._steered = anyio.Event()
+        self._steered = None
         for content in taken:
             await self.emit(SteerReceived(content=content))
         return taken
 
     async def wait_steering(self) -> list[list[ContentBlock]]:
         """Wait for steering input, then take it."""
-        await self._steered.wait()
+        if not self._steering:
+            if self._steered is None:
+                self._steered = anyio.Event()
+            await self._steered.wait()
         return await self.take_steering()
 
     # ---------------------------------------------------- asking the client

@@ -63,7 +63,7 @@ class Record:
 def _is_json(body: bytes) -> bool:
     try:
         _decode(body)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # (nested too deeply: shown as text)
         return False
     return True
 

@@ -181,6 +181,9 @@ class Inspector:
     async def _answer(self, data: bytes) -> bytes | None:
         try:
             request = _request_decoder.decode(data)
+        except RecursionError:
+            return _encode({"type": "error", "message": "not an inspector request: nested "
+                            "too deeply"})
         except msgspec.DecodeError as exc:
             return _encode({"type": "error", "message": f"not an inspector request: {exc}"})
         if request.type == "send":

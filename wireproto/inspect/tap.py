@@ -92,7 +92,7 @@ class Tap:
     def _note_id(self, message: bytes) -> None:
         try:
             reply = _reply_decoder.decode(message)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return
         if reply.method is not None and reply.id is not None:
             self._used.add(reply.id)
@@ -143,7 +143,7 @@ class Tap:
             return
         try:
             reply = _reply_decoder.decode(message)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return
         if reply.method is not None:
             return

@@ -13,45 +13,70 @@ as for any other malformed message:
 The scan is only run on that error path. It walks tokens with one compiled
 pattern, treats runs of brackets as one token and keeps its stack in a
 ``bytearray``, so ``[[[...]]]`` costs a few operations per run, not per
-level; it never recurses.
+level; it never recurses. It reads for at most :data:`SCAN_SECONDS`: what
+it has not read by then is assumed well-formed (the answer is then "too
+deep", with the ``id`` when it came before).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from typing import Any
 
 import msgspec
 
-__all__ = ["Nesting", "scan"]
+__all__ = ["SCAN_SECONDS", "Nesting", "scan"]
 
+SCAN_SECONDS = 0.25
+"""How long the scan may read one message.
+
+Most deep input folds into few steps (``[[[[...`` is one), but input that
+never lets runs fold (``[[1],[[1],...``) costs a Python loop step every few
+bytes. Past this much time the scan stops (checked every few thousand
+steps; no single step reads more than a bounded stretch, except a long
+string, at C speed): what it has not read is assumed well-formed, and a
+top-level ``id`` written before the deep part (the usual order) is still
+read."""
+
+_CHECK_EVERY = 2048
 _WS = rb"[ \t\r\n]*"
 _HEX4 = rb"(?![dD][89a-fA-F])[0-9a-fA-F]{4}"  # not a surrogate
 _PAIR = rb"[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+_PLAIN = rb'[^"\\\x00-\x1f]*'  # (a single-character repeat: matched at C speed)
 _STR = (
-    rb'"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u(?:' + _HEX4 + rb"|" + _PAIR + rb'))*"'
+    rb'"' + _PLAIN + rb'(?:\\(?:["\\/bfnrt]|u(?:' + _HEX4 + rb"|" + _PAIR + rb"))"
+    + _PLAIN + rb')*"'
 )
 _NUM = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
-_SCALAR = rb"(?>" + _STR + rb"|" + _NUM + rb"|true|false|null)"
+_SCALAR = (  # (an empty container counts as one: `[[],[[],[` folds too)
+    rb"(?:" + _STR + rb"|" + _NUM + rb"|true|false|null|\[" + _WS + rb"\]|\{" + _WS + rb"\})"
+)
 _MEMBER = _STR + _WS + rb":" + _WS
 # Inside a container, a run of openers is one token, with the first members
 # of each level when they are scalars: `[1,[{"a":2,"b":[` pushes four levels.
+# Repeats are bounded so that one step stays short; a plain run of `[` is
+# matched at C speed.
 _FOLD = (
-    rb"(?:\[" + _WS + rb"(?:" + _SCALAR + _WS + rb"," + _WS + rb")*"
-    rb"|\{" + _WS + _MEMBER + rb"(?:" + _SCALAR + _WS + rb"," + _WS + _MEMBER + rb")*)+"
-    rb"(?:\{" + _WS + rb")?"
+    rb"(?:\[" + _WS + rb"(?:" + _SCALAR + _WS + rb"," + _WS + rb"){0,64}"
+    rb"|\{" + _WS + _MEMBER + rb"(?:" + _SCALAR + _WS + rb"," + _WS + _MEMBER
+    + rb"){0,64}){1,256}(?:\{" + _WS + rb")?"
 )
 _REST = (
-    rb"|(?P<close>(?:[\]}]" + _WS + rb")+)"
-    rb"|(?P<str>" + _STR + rb")" + _WS
+    rb"|(?P<close>[\]}]+)" + _WS
+    + rb"|(?P<str>" + _STR + rb")" + _WS
     + rb"|(?P<num>" + _NUM + rb"|true|false|null)" + _WS
     + rb"|(?P<sep>[,:])" + _WS
     + rb"|[ \t\r\n]+"
 )
 _TOP = re.compile(rb"(?P<open>[\[{]" + _WS + rb")" + _REST)  # one level at a time
-_NESTED = re.compile(rb"(?P<open>" + _FOLD + rb"|[\[{]" + _WS + rb")" + _REST)
+_NESTED = re.compile(
+    rb"(?P<open>\[{16,}|" + _FOLD + rb"|[\[{]" + _WS + rb")"
+    + _REST
+)
 _STRING = re.compile(_STR)
+_EMPTY = re.compile(rb"\[" + _WS + rb"\]|\{" + _WS + rb"\}")
 _OPENERS = bytes(c for c in range(256) if c not in b"[{")  # deleted: all but [ and {
 _CLOSING = bytes.maketrans(b"[{", b"]}")
 _STRIP = b" \t\r\n"
@@ -68,8 +93,11 @@ class Nesting:
     """What :func:`scan` found.
 
     Attributes:
-        json: the input is one well-formed JSON text.
+        json: the input is one well-formed JSON text (when ``complete``);
+            not known to be malformed (when not).
         depth: the deepest nesting reached (up to where the scan stopped).
+        complete: the whole input was read; false when the scan stopped
+            after :data:`SCAN_SECONDS`.
         id: the top-level ``id`` when it is a number, a string or null
             (``None`` also when it could not be read).
         method: the top-level ``method`` when it is a string.
@@ -80,6 +108,7 @@ class Nesting:
 
     json: bool
     depth: int
+    complete: bool = True
     members: bool = False
     id: int | str | None = None
     method: str | None = None
@@ -108,7 +137,14 @@ def scan(data: bytes | bytearray | memoryview) -> Nesting:
     deepest_in: str | None = None
     pos, end = 0, len(raw)
     done = False
+    deadline = time.monotonic() + SCAN_SECONDS
+    countdown = _CHECK_EVERY
     while pos < end:
+        countdown -= 1
+        if not countdown:
+            countdown = _CHECK_EVERY
+            if time.monotonic() > deadline:  # the rest is not read: nothing wrong so far
+                return _result(True, depth, raw, top, deepest_in, complete=False)
         m = (_NESTED if stack else _TOP).match(raw, pos)
         if m is None or m.end() == pos:
             break
@@ -124,7 +160,7 @@ def scan(data: bytes | bytearray | memoryview) -> Nesting:
             run = m.group(kind)
             last = run
             if len(run) > 1:
-                run = _STRING.sub(b"", run)
+                run = _EMPTY.sub(b"", _STRING.sub(b"", run))
                 last = run.rstrip(_STRIP)[-1:]
                 run = run.translate(None, _OPENERS)
             stack += run
@@ -173,7 +209,8 @@ def scan(data: bytes | bytearray | memoryview) -> Nesting:
 
 
 def _result(
-    json: bool, depth: int, raw: bytes, top: dict[str, Any], deepest_in: str | None
+    json: bool, depth: int, raw: bytes, top: dict[str, Any], deepest_in: str | None,
+    *, complete: bool = True,
 ) -> Nesting:
     id = top.get("id")
     if not isinstance(id, (int, str)) or isinstance(id, bool):
@@ -182,6 +219,7 @@ def _result(
     return Nesting(
         json=json,
         depth=depth,
+        complete=complete,
         members=raw.lstrip(_STRIP)[:1] == b"{",
         id=id,
         method=method if isinstance(method, str) else None,

@@ -79,8 +79,9 @@ async def probe_protocol(
                     ) from None
                 try:
                     answer = msgspec.json.decode(data)
-                except msgspec.DecodeError:
-                    log.info("probe: %s wrote a line that is not JSON; ignored", name)
+                except (msgspec.DecodeError, RecursionError):
+                    log.info("probe: %s wrote a line that is not JSON (or too deep); ignored",
+                             name)
                     continue
                 found = classify(answer)
                 if found is not None:

@@ -29,6 +29,11 @@ at most ``max_bytes`` here, plus the one message each waiting producer holds.
 Order is preserved: a message is only written directly when nothing is
 queued or being written.
 
+``before_write`` (optional) is called right before any bytes are handed to
+the stream, by whichever path: a program that must persist what it sends
+(the agent runtime's history) can hold records back and write them there,
+in one go, before the client can see the messages they describe.
+
 :meth:`Writer.close` stops accepting messages; the task then writes what is
 queued and ends (:meth:`Writer.wait_done`). When the stream breaks, the
 writer reports the cause to ``on_broken`` and ends; producers then get
@@ -117,6 +122,8 @@ class Writer:
         on_broken: called with the exception when the stream breaks.
         name: a label for log lines.
         max_bytes: bytes queued or being written before producers wait.
+        before_write: called (no arguments, must not raise) before each
+            write to the stream.
     """
 
     def __init__(
@@ -126,10 +133,12 @@ class Writer:
         on_broken: Callable[[BaseException], None],
         name: str,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         if max_bytes < 1:
             raise ValueError("max_bytes must be positive")
         self._stream = stream
+        self._before_write = before_write
         self._size = size
         self.max_bytes = max_bytes
         self._bytes = 0  # queued or being written
@@ -226,6 +235,8 @@ class Writer:
         return True
 
     def _write_now(self, stream: SupportsTrySend, data: bytes) -> bool:
+        if self._before_write is not None:
+            self._before_write()
         try:
             taken = stream.try_send(data)
         except STREAM_GONE as exc:
@@ -333,6 +344,10 @@ class Writer:
                     self._wake = wake = self._new_waiter()
                     try:
                         await wake.wait()
+                        # let the tasks that are ready run first: what they
+                        # queue now (e.g. the answer after a burst of
+                        # notifications) goes out in the same write
+                        await anyio.lowlevel.checkpoint()
                     finally:
                         self._idle = False
                         self._wake = None
@@ -346,6 +361,8 @@ class Writer:
                     else:
                         batch.append(cast(bytes, item))
                 self._release_room()
+                if self._before_write is not None:
+                    self._before_write()
                 if many:
                     await cast(SupportsSendMany, stream).send_many(batch)
                 else:

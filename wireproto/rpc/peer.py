@@ -174,6 +174,9 @@ class Peer:
         flush_timeout: seconds closing may take to answer the inbound
             requests and write what is queued.
         name: a label for log lines.
+        before_write: called synchronously right before any bytes are
+            written to the stream (it must not raise); e.g. to persist what
+            the messages about to be written describe.
     """
 
     def __init__(
@@ -192,6 +195,7 @@ class Peer:
         inbox_size: int = 256,
         flush_timeout: float = 5.0,
         name: str = "peer",
+        before_write: Callable[[], None] | None = None,
     ) -> None:
         self._stream = stream
         self.router = router if router is not None else Router()
@@ -202,7 +206,9 @@ class Peer:
         self.name = name
         self._decoder = Decoder(dialect, self.router)
         self._encoder = Encoder(dialect)
-        self._writer = Writer(stream, send_queue, self._mark_closed, name, send_buffer_bytes)
+        self._writer = Writer(
+            stream, send_queue, self._mark_closed, name, send_buffer_bytes, before_write
+        )
         self._handlers = HandlerPool(
             self._writer, self._decoder, self._encoder,
             max_concurrency=max_concurrency, backlog=backlog, overload_code=overload_code,

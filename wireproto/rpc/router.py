@@ -31,7 +31,7 @@ import msgspec
 
 from wireproto.jsonrpc.codec import DecHook, ParamsSpec
 
-__all__ = ["Decode", "Handler", "Reply", "Route", "Router"]
+__all__ = ["NO_REPLY", "Decode", "Handler", "Reply", "Route", "Router"]
 
 Handler = Callable[[Any], Awaitable[Any]]
 """An async callable taking the decoded params."""
@@ -57,6 +57,18 @@ class Reply:
 
     result: Any
     then: Sequence[tuple[str, Any]] = ()
+
+
+class _NoReply:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_REPLY"
+
+
+NO_REPLY: Any = _NoReply()
+"""Returned by a request handler: send no answer at all (for requests a
+protocol says must not be answered, e.g. Wire's replayed history)."""
 
 P = TypeVar("P")
 R = TypeVar("R")

@@ -236,3 +236,18 @@ def test_title_of() -> None:
 
 def test_missing_directory_lists_nothing(tmp_path: Path) -> None:
     assert JsonlStore(tmp_path / "missing").list() == ([], None)
+
+
+def test_an_event_that_does_not_encode_writes_nothing(store: JsonlStore) -> None:
+    from wireproto.agent.events import ToolCallStarted
+
+    store.create("s1", "/p", [])
+    prompt(store, "s1", "before")
+    with pytest.raises(TypeError):
+        store.append("s1", AgentMessageChunk(text="lost", message_id="m"),
+                     ToolCallStarted(id="c", name="t", title="t", raw_input=object()))
+    prompt(store, "s1", "after")
+    assert len(store._fds) == 1
+    assert [e.content for e in store.load("s1").events if isinstance(e, UserMessage)] == [
+        [Text("before")], [Text("after")]
+    ]

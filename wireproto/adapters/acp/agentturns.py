@@ -4,7 +4,9 @@ Theory of operation
 -------------------
 A ``session/prompt`` handler calls :meth:`TurnRunner.prompt`, which starts
 the turn (:meth:`Runtime.prompt <wireproto.agent.runtime.Runtime.prompt>`)
-in a task of the runner's own task group and waits for it. Every update of
+in a task of the runner's own task group and waits for it. A task whose
+turn is over parks, and the next turn is handed to a parked task when
+there is one (far cheaper than starting a task per prompt). Every update of
 the turn is therefore queued before the handler returns, so before the
 response (protocol-acp.md#ordering). At most one turn runs per session; another
 prompt for it is :class:`~wireproto.errors.Busy`.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
@@ -35,6 +37,7 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import Busy, ConnectionClosed, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
+from wireproto.rpc._waiter import Waiter, waiter_factory
 
 __all__ = ["TURN_GRACE", "TurnRunner"]
 
@@ -42,6 +45,9 @@ log = logging.getLogger(__name__)
 
 TURN_GRACE = 2.0
 """Seconds a cancelled turn gets to end by itself."""
+
+MAX_PARKED = 64
+"""Turn tasks kept parked for the next turns, at most."""
 
 
 @dataclasses.dataclass
@@ -54,6 +60,16 @@ class _TurnBox:
     cancelled: bool = False  # cancelled before the turn started
     stop: StopReason = StopReason.CANCELLED
     error: BaseException | None = None
+
+
+class _Parked:
+    """A turn task waiting to be handed the next turn."""
+
+    __slots__ = ("box", "event")
+
+    def __init__(self, event: Waiter) -> None:
+        self.event = event
+        self.box: _TurnBox | None = None
 
 
 class TurnRunner:
@@ -69,6 +85,8 @@ class TurnRunner:
         self.name = name
         self._group: anyio.abc.TaskGroup | None = None
         self._turns: dict[str, _TurnBox] = {}
+        self._parked: list[_Parked] = []
+        self._new_waiter: Callable[[], Waiter] | None = None
 
     def __len__(self) -> int:
         return len(self._turns)
@@ -78,11 +96,13 @@ class TurnRunner:
         """Own the turns' task group; leaving it cancels what still runs."""
         async with anyio.create_task_group() as group:
             self._group = group
+            self._new_waiter = waiter_factory()
             try:
                 yield
             finally:
                 group.cancel_scope.cancel()
                 self._group = None
+                self._parked.clear()
 
     async def prompt(self, session: Session, content: list[ContentBlock]) -> StopReason:
         """Run one turn of ``session`` and return its stop reason.
@@ -99,7 +119,12 @@ class TurnRunner:
             raise LocalProtocolError("the turn runner is not running")
         box = _TurnBox(session, content)
         self._turns[session.id] = box
-        self._group.start_soon(self._run, box)
+        if self._parked:  # reuse a parked task
+            parked = self._parked.pop()
+            parked.box = box
+            parked.event.set()
+        else:
+            self._group.start_soon(self._work, box)
         try:
             await box.done.wait()
         except anyio.get_cancelled_exc_class():  # $/cancel_request, or shutting down
@@ -132,6 +157,27 @@ class TurnRunner:
         if not all(box.done.is_set() for box in boxes) and self._group is not None:
             log.warning("%s: turns did not end in time; cancelling them", self.name)
             self._group.cancel_scope.cancel()
+
+    async def _work(self, box: _TurnBox) -> None:
+        """Run turns: this one, then those handed over while parked."""
+        while True:
+            await self._run(box)
+            if self._new_waiter is None or len(self._parked) >= MAX_PARKED:
+                return
+            parked = _Parked(self._new_waiter())
+            self._parked.append(parked)
+            try:
+                await parked.event.wait()
+            except BaseException:  # cancelled while parked: the runner stops
+                if parked.box is None:
+                    if parked in self._parked:
+                        self._parked.remove(parked)
+                else:  # handed a turn just now: it ends before it starts
+                    parked.box.cancelled = True
+                    await self._run(parked.box)
+                raise
+            assert parked.box is not None
+            box = parked.box
 
     async def _run(self, box: _TurnBox) -> None:
         try:

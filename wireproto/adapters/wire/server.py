@@ -233,6 +233,7 @@ class WireServer:
                 stream, self.router(), dialect=WIRE_DIALECT,
                 max_concurrency=self.max_concurrency, backlog=4 * self.max_concurrency,
                 flush_timeout=self.shutdown_timeout / 4, name=self.name,
+                before_write=self.runtime.flush_history,
             )
             async with peer, anyio.create_task_group() as tg:
                 self.channel.attach(peer, tg)
@@ -448,6 +449,7 @@ class WireServer:
         self._begin()
         try:
             try:
+                self.runtime.flush_history()
                 stored = self.runtime.store.load(self.session.id)
             except (AgentError, OSError) as exc:
                 log.warning("%s: replay failed: %s", self.name, exc)

@@ -40,8 +40,9 @@ the session is then unknown and its id can be created again.
 
 ``ts`` is the last key of every line, header included. The newest activity of
 a session is therefore found in the last few bytes of its file: listing reads
-the header, the lines up to the first prompt (for the title; remembered once
-found) and the file's tail, never the whole history.
+the header and the file's tail; the title (the last one the agent set, else
+the first prompt's) is found once per process by a scan that decodes only the
+lines that can hold it, then remembered and kept current by :meth:`append`.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import BinaryIO
 import msgspec
 
 from wireproto.agent.api import SessionInfo
-from wireproto.agent.events import Event, UserMessage
+from wireproto.agent.events import Event, TitleChanged, UserMessage
 from wireproto.agent.store.base import (
     PAGE_SIZE,
     StoredSession,
@@ -191,7 +192,7 @@ class JsonlStore:
         self._clean.add(session_id)
 
     def append(self, session_id: str, *events: Event) -> None:
-        """Append ``events`` to the session's file with one write.
+        """Append ``events`` to the session's file with one write (one time stamp).
 
         Events for a session whose file is gone (deleted meanwhile) are
         dropped with a warning.
@@ -200,18 +201,22 @@ class JsonlStore:
             InvalidArgument: invalid id.
             OSError: the file could not be written (e.g. the disk is full).
         """
-        path = self.path(session_id)
+        if session_id not in self._fds:  # an open file: the id was checked before
+            self.path(session_id)
         if not events:
             return
-        data = b"".join([_encoder.encode(_Line(event, now())) + b"\n" for event in events])
-        fd = self._fd(session_id, path)
+        ts = b',"ts":' + _encoder.encode(now()) + b"}\n"  # as _Line encodes; one time a call
+        encode = _encoder.encode
+        data = b"".join([b'{"event":' + encode(event) + ts for event in events])
+        fd = self._fd(session_id, self._fds.pop(session_id, None))
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))
             return
         if session_id not in self._clean:
             size = os.fstat(fd).st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
-                log.warning("%s: ends with a partial line; starting a new line", path)
+                log.warning("%s: ends with a partial line; starting a new line",
+                            self.path(session_id))
                 data = b"\n" + data
             self._clean.add(session_id)
         try:
@@ -219,6 +224,10 @@ class JsonlStore:
         except OSError:
             self._release(session_id)  # it may end with a partial line now
             raise
+        titles = [e.title for e in events if isinstance(e, TitleChanged)]
+        summary = self._summaries.get(session_id)
+        if titles and summary is not None:  # listing shows the agent's latest title
+            summary.title = titles[-1]
 
     def delete(self, session_id: str) -> None:
         """Delete a session's file; unknown (and invalid) ids are ignored."""
@@ -227,16 +236,16 @@ class JsonlStore:
         if valid_session_id(session_id):
             self.path(session_id).unlink(missing_ok=True)
 
-    def _fd(self, session_id: str, path: Path) -> int | None:
-        """The session's append descriptor (opened when needed); ``None``: no file."""
-        fd = self._fds.pop(session_id, None)
+    def _fd(self, session_id: str, fd: int | None) -> int | None:
+        """The session's append descriptor: ``fd`` if its file is still there, else
+        its file opened again; ``None``: no file."""
         if fd is not None and os.fstat(fd).st_nlink == 0:  # deleted by someone else
             os.close(fd)
             self._clean.discard(session_id)
             fd = None
         if fd is None:
             try:
-                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+                fd = os.open(self.path(session_id), os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             except FileNotFoundError:
                 return None
             while len(self._fds) >= MAX_OPEN:
@@ -403,19 +412,28 @@ def _decode_line(path: Path, number: int, raw: bytes) -> _Line | None:
 
 
 def _scan_title(file: BinaryIO) -> str | None:
-    """Read lines up to the first prompt with a title; return that title."""
+    """The session's title: an agent-set one (the last), else the first prompt's.
+
+    Lines are decoded only when they may hold a prompt (until a title is
+    found) or an agent-set title.
+    """
+    title: str | None = None
     for raw in file:
-        if b'"user_message"' not in raw:
-            continue
-        try:
-            event = _line_decoder.decode(raw).event
-        except msgspec.DecodeError:
-            continue
-        if isinstance(event, UserMessage):
-            title = title_of(event.content)
-            if title is not None:
-                return title
-    return None
+        if title is None and b'"user_message"' in raw:
+            try:
+                event = _line_decoder.decode(raw).event
+            except msgspec.DecodeError:
+                continue
+            if isinstance(event, UserMessage):
+                title = title_of(event.content)
+        elif b'"title"' in raw:
+            try:
+                event = _line_decoder.decode(raw).event
+            except msgspec.DecodeError:
+                continue
+            if isinstance(event, TitleChanged):
+                title = event.title
+    return title
 
 
 def _tail_ts(file: BinaryIO) -> datetime | None:

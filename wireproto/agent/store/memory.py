@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from wireproto.agent.api import SessionInfo
-from wireproto.agent.events import Event, UserMessage
+from wireproto.agent.events import Event, TitleChanged, UserMessage
 from wireproto.agent.store.base import (
     PAGE_SIZE,
     StoredSession,
@@ -78,12 +78,14 @@ class MemoryStore:
             log.warning("session %s does not exist; %d event(s) not recorded",
                         session_id, len(events))
             return
+        ts = now()
         for event in events:
-            ts = now()
             session.events.append((event, ts))
             session.updated = ts
             if session.title is None and isinstance(event, UserMessage):
                 session.title = title_of(event.content)
+            elif isinstance(event, TitleChanged):
+                session.title = event.title
 
     def load(self, session_id: str) -> StoredSession:
         """The session's history, options and title.
