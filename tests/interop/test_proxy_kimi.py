@@ -52,14 +52,16 @@ the respawned backend (which starts the scripts over)."""
 
 @pytest.fixture(scope="module")
 def kimi_python() -> str:
-    """The Python 3.13 interpreter that has kimi-cli 1.52.0 (fails when missing)."""
+    """The Python 3.13 with kimi-cli 1.52.0 (missing: skipped locally, failed under CI)."""
     python = os.environ.get("KIMI_PYTHON") or str(ROOT / ".venv-kimi" / "bin" / "python")
     done = subprocess.run([python, "-c", "import kimi_cli"], capture_output=True, check=False) \
         if Path(python).exists() else None
     if done is None or done.returncode != 0:
-        pytest.fail(f"kimi-cli is not installed for {python}; run .ci/run, or: "
-                    "python3.13 -m venv .venv-kimi && .venv-kimi/bin/pip install "
-                    "kimi-cli==1.52.0")
+        reason = (f"kimi-cli is not installed for {python}; run .ci/run, or: "
+                  "python3.13 -m venv .venv-kimi && .venv-kimi/bin/pip install kimi-cli==1.52.0")
+        if os.environ.get("CI"):  # (CI never skips them: .ci/run installs kimi-cli)
+            pytest.fail(reason)
+        pytest.skip(reason)
     return python
 
 
