@@ -64,9 +64,11 @@ async def connect_acp(
         handshake_timeout: seconds the agent has to answer ``initialize``,
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
-        client_info ... update_buffer: see :class:`ClientConnection`.
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
+
+    The other keyword arguments (``client_info`` to ``update_buffer``) are
+    those of :class:`ClientConnection`.
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a

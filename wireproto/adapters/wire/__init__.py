@@ -141,15 +141,18 @@ async def connect_wire(
         cmd: the server command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env / cwd: the spawned command's environment and directory.
+        env: the spawned command's environment.
+        cwd: the spawned command's working directory.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default; its last lines are kept for
             :class:`~wireproto.errors.ProcessExited`) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
-        client_info ... initialize_timeout: see :class:`WireClient`.
         redact: secrets handed to a spawned server (tokens, keys in ``env``),
             masked in its logged stderr lines.
+
+    The other keyword arguments (``client_info`` to ``initialize_timeout``)
+    are those of :class:`WireClient`.
 
     Yields:
         the client; on exit it is closed and a spawned server is shut down.
