@@ -31,7 +31,8 @@ def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
         ("--listen", "nowhere", "--trace", "x"): "--listen: not a [HOST:]PORT",
         ("--trace", str(tmp_path / "missing.jsonl")): "cannot read the trace",
         ("--ws", "ws://127.0.0.1:1/"): "cannot reach the agent",
-        ("--", str(tmp_path / "no-such-agent")): "cannot reach the agent",
+        ("--", str(tmp_path / "no-such-agent")): "cannot start the agent: "
+                                                  f"'{tmp_path / 'no-such-agent'}' was not found",
     }
     for args, message in cases.items():
         proc = kit.spawn("inspect", *args, stdin=subprocess.DEVNULL)

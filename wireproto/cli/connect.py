@@ -33,6 +33,7 @@ import anyio.abc
 
 from wireproto.cli.common import CliError, run
 from wireproto.cli.logs import LEVELS, home, open_private, redact, setup_logging
+from wireproto.cli.reach import check_ws_url, unreachable
 from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
@@ -153,6 +154,8 @@ def main_connect(args: argparse.Namespace) -> int:
         redact(args.token)
     if (args.ws is None) == (not args.cmd):
         raise CliError("give either --ws URL or the agent command after --")
+    if args.ws is not None:
+        check_ws_url(args.ws)
     if args.approve is None:
         args.approve = "never" if args.script else "ask"
     script = None if args.script is None else _read_script(args.script)
@@ -208,7 +211,7 @@ async def _connect(
                 stream = await stack.enter_async_context(
                     open_stream(args.cmd, args.ws, args.token))
             except (ConnectionClosed, OSError) as exc:
-                raise CliError(f"cannot reach the agent: {exc}{_hint(exc, args)}") from exc
+                raise unreachable(exc, args.cmd, args.ws, args.token) from exc
             ui.server_log = _server_log(stream, args.protocol)
             if trace is not None:
                 stream = TraceStream(stream, trace)
@@ -222,21 +225,6 @@ async def _connect(
     finally:
         if keyboard is not None:
             keyboard.close()
-
-
-_HINTS = (
-    ("HTTP 401", "the server wants its token: pass --token TOKEN, or use the whole URL it "
-                 "printed (ws://HOST:PORT/?token=...)"),
-    ("HTTP 403", "the server refuses this origin (see its --allow-origin)"),
-)
-"""Text in a connection error -> what to do about it."""
-
-
-def _hint(exc: BaseException, args: argparse.Namespace) -> str:
-    if args.ws is None:
-        return ""
-    text = str(exc)
-    return next((f"; {hint}" for needle, hint in _HINTS if needle in text), "")
 
 
 def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | None:
