@@ -154,18 +154,20 @@ async def open_acp(
             info = await client.initialize()
         except RpcError as exc:
             raise initialize_refused("acp", exc) from exc
+        name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
         try:
             if auth_method:
                 await client.authenticate(auth_method)
             if session_id is None:
                 session_id = (await client.new_session(cwd)).session_id
-            else:
+                ui.printer.line(f"[{name}: session {session_id}]")
+                ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
+            else:  # (the banner first: loading shows the history)
+                ui.printer.line(f"[{name}: session {session_id}, loading its history]")
+                ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
                 await client.load_session(session_id, cwd)
         except RpcError as exc:
             raise CliError(f"the agent refused: {exc.message} ({exc.code})") from exc
-        name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
-        ui.printer.line(f"[{name}: session {session_id}]")
-        ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
         yield AcpDriver(client, session_id)
 
 
