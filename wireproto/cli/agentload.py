@@ -142,8 +142,10 @@ def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
     if isinstance(target, Agent):
         return target
     if not callable(target):
-        raise AgentLoadError(f"{origin} {spec!r}: {attr} is a {type(target).__name__}, "
-                             "neither an Agent nor a callable returning one")
+        kind = type(target).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise AgentLoadError(f"{origin} {spec!r}: {attr} is {article} {kind}, neither an Agent "
+                             "nor a callable returning one (e.g. agent = MyAgent())")
     try:
         made = target()
     except Exception as exc:
