@@ -41,6 +41,15 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert "-h, --help" in out
 
 
+def test_every_subcommand_says_what_it_does() -> None:
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, parser in sub.choices.items():
+        assert parser.description, f"wireproto {command} --help has no description"
+    described = (_parser().description or "").lower()
+    for what in ("serve", "drive", "inspector", "bridge", "proxy", "demo"):
+        assert what in described, what
+
+
 def test_version_and_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert _exit(["--version"]) == 0
     assert capsys.readouterr().out == f"wireproto {__version__}\n"

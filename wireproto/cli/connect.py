@@ -57,7 +57,10 @@ def add_parser(sub: Any) -> None:
         "connect", help="talk to an agent from the terminal (interactive or --script)",
         usage="wireproto connect {acp,wire} [options] (--ws URL | -- CMD [ARG ...])",
         description="Spawn an agent (-- CMD ...) or connect to one (--ws URL) and talk to it.",
-        epilog="Exit status: 0; 1 with 'wireproto: error: ...' when the agent cannot be reached "
+        epilog="Interactive: Tab completes the agent's slash commands, Ctrl-C cancels the "
+               "turn (twice: quits), approvals are answered [y]es (once), [a]lways (for the "
+               "session) or [N]o. "
+               "Exit status: 0; 1 with 'wireproto: error: ...' when the agent cannot be reached "
                "or stops (its exit status and last stderr lines follow) or a --script prompt "
                "failed; 2 for usage errors; 130 when Ctrl-C stopped a --script run.",
     )

@@ -66,12 +66,19 @@ def add_wire_options(parser: argparse.ArgumentParser) -> None:
                         help="approve every approval request without asking the client")
 
 
+_LIFECYCLE = ("Sessions are kept under $WIREPROTO_HOME/sessions and the log in "
+              "$WIREPROTO_HOME/logs/COMMAND-PID.log ($WIREPROTO_HOME: ~/.wireproto by default). "
+              "End of input or SIGTERM cancels the running turns and exits 0; an --agent that "
+              "cannot be loaded exits 1 with 'wireproto: error: ...'.")
+
+
 def add_parsers(sub: Any) -> None:
     """Add the ``acp`` and ``wire`` subcommands."""
     acp = sub.add_parser(
         "acp", help="serve an agent over the Agent Client Protocol (stdio, or --ws)",
         description="Serve an agent (the demo agent by default) over ACP on stdin/stdout, "
                     "or over websocket with --ws.",
+        epilog=_LIFECYCLE,
     )
     add_common_options(acp)
     acp.add_argument("--allow-client-stdio-mcp", action="store_true",
@@ -84,6 +91,7 @@ def add_parsers(sub: Any) -> None:
         description="Serve an agent (the demo agent by default) over Wire on stdin/stdout, "
                     "or over websocket with --ws. 'wireproto [--session ID] --work-dir DIR "
                     "--wire ...' (the Wire SDK's spawn form) is the same command.",
+        epilog=_LIFECYCLE,
     )
     add_common_options(wire)
     add_wire_options(wire)
