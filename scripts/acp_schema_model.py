@@ -62,6 +62,15 @@ ITEM_MARKERS: dict[str, str] = {"SessionConfigSelectOptions": "SessionConfigSele
 #: a trailing underscore so that it cannot shadow the type inside its class.
 RESERVED = frozenset({"list", "dict", "str", "int", "float", "bool", "type_", "Any"})
 
+WRITTEN_LISTS: dict[str, tuple[str, ...]] = {
+    "McpServerStdio": ("args", "env"),
+    "McpServerHttp": ("headers",),
+    "McpServerSse": ("headers",),
+}
+"""Required lists a program may leave out when it builds the Struct (they
+default to ``[]``, still written): the parts of an MCP server entry that are
+usually empty. Inbound, a missing one reads as empty, as ``null`` already does."""
+
 _FLAG_KEYS = (
     ("x-deserialize-default-on-error", "_E"),
     ("x-deserialize-skip-invalid-items", "_S"),
@@ -353,6 +362,8 @@ class Generator:
         if required:
             if "_E" in flags and not ann.startswith("list["):
                 raise SchemaShapeError(f"{owner}.{wire}: required, default-on-error, not a list")
+            if wire in WRITTEN_LISTS.get(owner, ()):
+                f.factory = "_written_list"  # may be left out when built, always written
         elif "default" in s:
             f.default, f.factory = self.default_source(owner, wire, s)
         else:

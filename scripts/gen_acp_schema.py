@@ -16,7 +16,9 @@ schema uses is recognised by shape; an unknown shape stops the generator with
 an error instead of producing a guess.
 
 * **Objects** become Structs deriving from ``Base`` (``omit_defaults``,
-  ``kw_only``). Python names are snake_case, the wire name is given with
+  ``kw_only``). The required lists of MCP server entries
+  (``args``, ``env``, ``headers``: ``WRITTEN_LISTS``) default to a fresh empty
+  list that is still written. Python names are snake_case, the wire name is given with
   ``msgspec.field(name=...)`` whenever it differs. ``_meta`` becomes ``meta``
   and is always the last field. Optional fields default to ``UNSET`` (or the
   schema's ``default``), so an absent field is never written as ``null``;
@@ -126,6 +128,13 @@ from msgspec import UNSET, Meta, UnsetType, field
 
 class Base(msgspec.Struct, omit_defaults=True, kw_only=True, repr_omit_defaults=True):
     """Base class of every generated ACP Struct."""
+
+
+def _written_list() -> list[Any]:
+    """The default of a list the schema requires on the wire that is usually
+    empty (``args``, ``env``, ``headers`` of an MCP server entry): it may be
+    left out when a Struct is built, and is still written, as ``[]``."""
+    return []
 
 
 class Leniency(enum.IntFlag):
@@ -278,7 +287,7 @@ def render_struct(s: StructIR) -> list[str]:
 
 def field_default(f: Field) -> str:
     named = f.py != f.wire
-    if f.required:
+    if f.required and f.factory is None:
         return f' = field(name="{f.wire}")' if named else ""
     if f.factory is not None:
         args = f"default_factory={f.factory}"

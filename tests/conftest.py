@@ -75,7 +75,12 @@ TIERS: dict[str, tuple[str, ...]] = {
     "slow": (
         "test_layers.py",  # every module imported in its own interpreter
         "test_benchmarks_smoke.py",
+        "test_bench_proxy_smoke.py",
+        "proxy/test_*front*.py",  # a proxy and its backend processes per test
         "host/*",  # harness and bridge processes per test
+        "cli/*",  # the wireproto command end to end, as real processes
+        "adapters/acp/test_subprocess.py",  # agent processes, signals
+        "jsonrpc/test_properties.py",  # generated input
         "**/test_*fuzz*.py",  # generated input
         "**/test_*load*.py",
         "**/test_*soak*.py",

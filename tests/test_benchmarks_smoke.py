@@ -59,7 +59,7 @@ def test_bench_codec_json_shape() -> None:
     for per_variant in out["decode_speedup_vs_sdk"].values():
         assert all(positive(r) for r in per_variant.values())
     assert set(out["targets"]) == {
-        "decode_every_message", "decode_geomean", "encode_every_message",
+        "decode_every_message", "decode_geomean", "encode_every_message", "encode_geomean",
     }
     assert all(isinstance(t["met"], bool) for t in out["targets"].values())
 
@@ -96,6 +96,7 @@ def test_bench_peer_json_shape() -> None:
         assert set(contender["cpu_s_per_op"]) == {"latency", "throughput", "notify"}
     assert set(out["targets"]) == {
         "throughput_vs_sdk", "notifications_vs_sdk", "latency_vs_sdk", "floor_vs_throughput",
+        "floor_vs_notifications",
     }
     for target in out["targets"].values():
         assert positive(target["value"]) and isinstance(target["met"], bool)
@@ -127,3 +128,26 @@ def test_bench_store_json_shape() -> None:
     assert set(out["contenders"]) == {"open_per_record", "handle_per_session", "grouped",
                                       "memory"}
     assert all(positive(c["records_per_s"]) for c in out["contenders"].values())
+
+
+@pytest.mark.timeout(120)
+def test_bench_ws_memory_json_shape() -> None:
+    out = run_json("bench_ws_memory.py")
+    assert out["benchmark"] == "ws_memory"
+    check_machine(out["machine"])
+    assert set(out["results"]) == {"bare", "peer", "acp"}
+    for kind in out["results"].values():
+        assert set(kind) == {"idle_per_conn", "initialized_per_conn"}
+        assert all(isinstance(v["median"], float) for v in kind.values())
+    assert set(out["ratios_vs_bare"]) == {"bare", "peer", "acp"}
+
+
+@pytest.mark.timeout(120)
+def test_bench_stream_memory_json_shape() -> None:
+    out = run_json("bench_stream_memory.py")
+    assert out["benchmark"] == "stream_memory"
+    check_machine(out["machine"])
+    (runs,) = out["results"]
+    (one,) = runs
+    assert one["count"] == 5 and one["peak"] >= one["rss_before"] > 0
+    assert 0 < one["queued_peak"] <= one["budget"] + one["size"] + 1024

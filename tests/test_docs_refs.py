@@ -103,3 +103,18 @@ def test_checks_catch_bad_references() -> None:
     assert not OUTSIDE.search("see protocol-acp.md#ordering and docs/demo-agent.md")
     wire = anchors(DOCS / "protocol-wire.md")
     assert "visible-resolution" in wire and "no-such-section" not in wire
+
+
+def test_the_architecture_table_is_the_layering_rule() -> None:
+    """docs/architecture.md's "may import" column is tests/test_layers.py's INTERNAL table."""
+    from test_layers import INTERNAL
+
+    table = {}
+    for line in (DOCS / "architecture.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and re.fullmatch(r"`\w+`", cells[0]):
+            allowed = () if cells[3] == "nothing" else tuple(re.findall(r"`([\w.]+)`", cells[3]))
+            table[cells[0].strip("`")] = set(allowed)
+    rules = {k: set(v) for k, v in INTERNAL.items() if not k.startswith("_") and v != ("*",)}
+    rules.pop("__init__", None)
+    assert table == rules

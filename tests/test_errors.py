@@ -91,6 +91,18 @@ def test_error_codes_are_the_standard_ones() -> None:
     }
 
 
+def test_rpc_error_text_shows_the_peers_data_truncated() -> None:
+    assert str(RpcError(-32603, "Internal error")) == "Internal error (-32603)"
+    detailed = RpcError(-32603, "Internal error", {"message": "disk full", "code": 7})
+    assert str(detailed) == "Internal error (-32603): disk full"
+    assert str(RpcError(-32602, "Invalid params", {"details": "path: not a string"})).endswith(
+        ": path: not a string")
+    assert str(RpcError(-32000, "Failed", {"n": 1})) == 'Failed (-32000): {"n": 1}'
+    long = str(RpcError(-32603, "Internal error", "x" * 5000))
+    assert long.endswith("...") and len(long) < errors.DATA_TEXT_LIMIT + 40
+    assert repr(detailed).startswith("RpcError(-32603")
+
+
 # --------------------------------------------------------------------------- misuse
 
 

@@ -24,6 +24,7 @@ def test_paths_get_their_tier() -> None:
     assert tiers("host/test_host.py") == {"slow"}
     assert tiers("adapters/test_fuzz.py") == {"slow"}
     assert tiers("inspector/test_browser_ui.py") == {"browser"}
+    assert tiers("cli/test_connect.py") == {"slow"}
     assert tiers("rpc/test_peer.py") == set()
 
 
@@ -58,7 +59,7 @@ def test_a_bad_factor_is_refused_with_a_reason(bad: str) -> None:
 def test_ci_runs_every_tier() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "python -m pytest -q -m ''" in ci
-    assert "WIREPROTO_NO_FAST_PATHS=1 python -m pytest" in ci
+    assert "WIREPROTO_NO_FAST_PATHS=1 python -m pytest -q\n" in ci
     assert "for version in 3.10 3.13" in ci
     assert "mkdocs build --strict" in ci
     assert Path(TESTS / "conftest.py").is_file()

@@ -48,6 +48,7 @@ One meaning, one exception, in every module (as h11 does it):
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = [
@@ -129,6 +130,11 @@ class MessageTooLarge(RemoteProtocolError):
 class RpcError(WireprotoError):
     """A JSON-RPC error: raised by ``Peer.request`` and by handlers.
 
+    ``str()`` gives the message and code, followed by the peer's ``data``
+    when there is some (its ``message`` / ``details`` field when it is an
+    object holding one, else the whole value as JSON), cut to
+    :data:`DATA_TEXT_LIMIT` characters.
+
     Attributes:
         code: the JSON-RPC error code.
         message: the human-readable message.
@@ -141,8 +147,41 @@ class RpcError(WireprotoError):
         self.message = message
         self.data = data
 
+    def __str__(self) -> str:
+        text = f"{self.message} ({self.code})"
+        detail = _data_text(self.data)
+        return f"{text}: {detail}" if detail and detail != self.message else text
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, {self.message!r}, {self.data!r})"
+
+
+DATA_TEXT_LIMIT = 500
+"""The most characters of an error's ``data`` shown by ``str(RpcError)``."""
+
+_DATA_FIELDS = ("message", "details", "detail", "error", "reason")
+"""Fields of an object ``data`` that hold its human-readable text, in order of preference."""
+
+
+def _data_text(data: Any) -> str:
+    if data is None or data == "" or data == {} or data == []:
+        return ""
+    if isinstance(data, dict):
+        for key in _DATA_FIELDS:
+            value = data.get(key)
+            if isinstance(value, str) and value:
+                data = value
+                break
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = json.dumps(data, ensure_ascii=False, default=repr)
+        except (TypeError, ValueError):
+            text = repr(data)
+    if len(text) > DATA_TEXT_LIMIT:
+        text = text[:DATA_TEXT_LIMIT] + "..."
+    return text
 
 
 class RequestCancelled(RpcError):

@@ -71,6 +71,7 @@ def test_declarations() -> None:
     agent = DemoAgent()
     assert [c.name for c in agent.commands] == [
         "help", "read", "write", "plan", "think", "slow", "big", "tool", "mcp", "clear",
+        "ask", "title", "retry", "subagent",
     ]
     assert all(c.description for c in agent.commands)
     assert list(agent.tools) == ["read", "write", "SetTodoList"]

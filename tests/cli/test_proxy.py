@@ -88,3 +88,15 @@ def test_a_wire_relay_passes_the_sdk_spawn_options_on(kit: Any, tmp_path: Any) -
     assert proxy.wait() == 0
     stored = (kit.home / "sessions" / "relayed-1.jsonl").read_text()
     assert f'"cwd":"{tmp_path}"' in stored and "kept" in stored
+
+
+def test_a_relay_without_trace_hands_its_stdio_to_the_agent_and_stops_on_sigterm(
+    kit: Any
+) -> None:
+    proxy = kit.spawn("proxy", "--serve", "acp", "--agent-protocol", "acp", "--",
+                      *kit.wireproto, "acp")
+    proxy.send(kit.acp_init)
+    assert proxy.recv()["result"]["agentInfo"]["name"] == "wireproto-demo"
+    assert kit.stop(proxy) == 0
+    log = kit.log_file("proxy", proxy.pid).read_text()
+    assert "on this process's stdin and stdout" in log and "exited with status" in log

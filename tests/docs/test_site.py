@@ -21,16 +21,18 @@ REPO = Path(__file__).resolve().parents[2]
 ENTRY = re.compile(r"^(\s+)(\*{0,2}\w+)(?:\s*\([^)]*\))?:(?:\s|$)")
 
 
-def nav_pages() -> set[str]:
+def nav_pages() -> list[str]:
     text = (REPO / "mkdocs.yml").read_text()
     nav = text[text.index("\nnav:") :]
-    return set(re.findall(r"([\w/.-]+\.md)\s*$", nav, re.M))
+    return re.findall(r"([\w/.-]+\.md)\s*$", nav, re.M)
 
 
-def test_every_page_is_in_the_navigation() -> None:
+def test_every_page_is_in_the_navigation_once() -> None:
     pages = {p.relative_to(REPO / "docs").as_posix() for p in (REPO / "docs").rglob("*.md")}
-    assert sorted(pages - nav_pages()) == []
-    assert sorted(nav_pages() - pages) == []
+    listed = nav_pages()
+    assert sorted(pages - set(listed)) == []
+    assert sorted(set(listed) - pages) == []
+    assert sorted(page for page in set(listed) if listed.count(page) > 1) == []
 
 
 def args_entries(doc: str) -> list[str]:

@@ -15,7 +15,10 @@ wraps either end of a connection driven by something else (our
   agent requests and notifications, the results of responses (by the method
   of our request with that id), error objects;
 * gating (protocol-acp.md#gating): ``fs/*`` only when advertised, never
-  ``terminal/*`` or elicitation, ``notice`` only with ``session.notices``,
+  ``terminal/*``; ``elicitation/create`` only in a mode the client
+  advertised (``elicitation/complete`` only with ``elicitation.url``),
+  ``notice`` only with ``session.notices``, compaction updates only with
+  ``session.compaction``,
   boolean config options only with ``session.configOptions.boolean``;
 * ordering (protocol-acp.md#ordering): an update names a session the client knows (a
   ``session/new`` response named it, or its load/resume was answered), or a
@@ -413,7 +416,10 @@ class Conformance:
         method = msg["method"]
         spec = S.CLIENT_METHODS.get(method)
         assert spec is not None and spec.result is not None, f"unknown agent request {msg}"
-        assert not method.startswith(("terminal/", "elicitation/")), f"not expected: {msg}"
+        assert not method.startswith("terminal/"), f"not expected: {msg}"
+        if method == "elicitation/create":
+            mode = msg["params"].get("mode")
+            assert self._cap("elicitation", mode) is not None, f"not advertised: {msg}"
         if method == "fs/read_text_file":
             assert self._cap("fs", "readTextFile") is True, f"not advertised: {msg}"
         if method == "fs/write_text_file":
@@ -425,12 +431,17 @@ class Conformance:
         if method == "$/cancel_request":
             self._schema(S.CancelRequestNotification, msg["params"], method)
             return
+        if method == "elicitation/complete":
+            assert self._cap("elicitation", "url") is not None, f"not advertised: {msg}"
+            self._schema(S.CompleteElicitationNotification, msg["params"], method)
+            return
         assert method == "session/update", f"unexpected notification {msg}"
         self._schema(S.SessionNotification, msg["params"], method)
         sid = msg["params"]["sessionId"]
         update = msg["params"]["update"]
         kind = update["sessionUpdate"]
-        assert kind not in ("compaction_update", "compaction_summary_chunk"), msg
+        if kind in ("compaction_update", "compaction_summary_chunk"):
+            assert self._cap("session", "compaction") is not None, f"not advertised: {msg}"
         if kind == "notice":
             assert self._cap("session", "notices") is not None, f"not advertised: {msg}"
         if kind == "config_option_update":

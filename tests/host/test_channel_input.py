@@ -16,6 +16,7 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from timeouts import units
 
 from wireproto.adapters.mcp import messages as m
 from wireproto.host.channel import (
@@ -113,7 +114,7 @@ def _bytes(line: str) -> bytes:
 def test_the_channel_survives_generated_input(lines: list[tuple[str, Any]], backend: str) -> None:
     async def run() -> list[dict[str, Any]]:
         channel = BridgeChannel(Credentials(), _Tools())
-        with anyio.fail_after(60):
+        with anyio.fail_after(units(12)):
             return await exchange(channel)
 
     async def exchange(channel: BridgeChannel) -> list[dict[str, Any]]:

@@ -12,7 +12,8 @@ virtual environment, ``.venv-kimi`` at the repository root (made by ``.ci/run``;
   pending, and a ``session/load`` replay (the backend respawned with ``--session ID``).
 * Kimi's ACP server (``kimi acp``, which wants an OAuth token file in the share
   dir's credentials; it is never used offline) behind ``proxy --serve wire``, driven
-  by the official Wire SDK through the same turns; and an external tool the Wire SDK
+  by the official Wire SDK through the same turns, then a Wire ``replay`` from a new
+  process on the same session (Kimi resumes it); and an external tool the Wire SDK
   declares, which Kimi calls through the proxy's MCP bridge.
 """
 
@@ -143,7 +144,8 @@ def test_wire_sdk_drives_kimi_acp_through_the_proxy(
         {"prompt": "run that", "approve": "reject"},
         {"prompt": "and this", "approve": "interrupt"},
     ]
-    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(work), json.dumps(steps)], env)
+    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(work), json.dumps(steps),
+                           json.dumps({"replay": True})], env)
     hello, allowed, rejected, cancelled = summary["turns"]
     assert (hello["status"], hello["text"]) == ("finished", "Hello from scripted kimi")
     assert allowed["approvals"] and "echo approved" in allowed["approvals"][0]["action"]
@@ -151,6 +153,11 @@ def test_wire_sdk_drives_kimi_acp_through_the_proxy(
     assert (work / "ok.txt").read_text().strip() == "approved"
     assert "ToolResult" in rejected["events"] and not (work / "no.txt").exists()
     assert cancelled["status"] == "cancelled" and not (work / "never.txt").exists()
+    # a new process opens the same session (Kimi resumes it) and replays its history
+    replay = summary["replay"]
+    assert replay["userInputs"] == [step["prompt"] for step in steps]
+    assert replay["text"] == "Hello from scripted kimithe command ran"
+    assert replay["events"].count("TurnEnd") == len(steps)
 
 
 def test_wire_sdk_external_tool_called_by_kimi_acp_through_the_mcp_bridge(

@@ -6,7 +6,8 @@
 * The official Wire SDK (npm ``@moonshot-ai/kimi-agent-sdk``, ``wire_sdk_client.mjs``)
   drives an ACP agent built on the official TypeScript SDK (``ts_agent.mjs``) behind
   ``proxy --serve wire``, spawned the SDK's way (``EXE --session ID --work-dir DIR
-  --wire ...``, EXE being a two-line wrapper script around ``wireproto proxy``).
+  --wire ...``, EXE being a two-line wrapper script around ``wireproto proxy``), then
+  a Wire ``replay`` of the session from a new process.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def test_wire_sdk_drives_a_ts_sdk_acp_agent_through_the_proxy(
         {"prompt": "/slow", "interrupt": True},
         {"prompt": "after"},
     ]
-    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(tmp_path), json.dumps(steps)],
-                    _env(tmp_path))
+    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(tmp_path), json.dumps(steps),
+                           json.dumps({"replay": True})], _env(tmp_path))
     hello, allowed, rejected, plan, slow, after = summary["turns"]
     assert (hello["status"], hello["text"]) == ("finished", "echo: hello")
     assert "ContentPart" in hello["events"] and hello["events"][0] == "TurnBegin"
@@ -95,3 +96,36 @@ def test_wire_sdk_drives_a_ts_sdk_acp_agent_through_the_proxy(
     assert {"ToolCall", "ToolResult", "StatusUpdate"} <= set(plan["events"])
     assert slow["status"] == "cancelled" and slow["text"].startswith("tick 1")
     assert (after["status"], after["text"]) == ("finished", "echo: after")
+    replay = summary["replay"]
+    assert replay["userInputs"] == [step["prompt"] for step in steps]
+    assert "echo: hello" in replay["text"] and replay["text"].endswith("echo: after")
+
+
+def test_wire_questions_become_ts_client_form_elicitations(
+    node: str, node_modules: Path, tmp_path: Path
+) -> None:
+    env = _env(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join([str(INTEROP.parent / "helpers"),
+                                         env.get("PYTHONPATH", "")])
+    cmd = [*PYTHON, "proxy", "--log-level", "warning", "--serve", "acp", "--agent-protocol",
+           "wire", "--", *PYTHON, "wire", "--agent", "proxy_wire_agent:agent"]
+    steps = [{"prompt": "ask", "answer": "right"}, {"prompt": "ask"}]
+    summary = _node(node, ["ts_proxy_client.mjs", json.dumps(cmd), str(tmp_path),
+                           json.dumps(steps)], env)
+    answered, declined = summary["turns"]
+    assert answered["elicited"] == [{"message": "Which?", "choices": ["left", "right"]}]
+    assert answered["text"] == "answer: ['right']"
+    assert declined["text"] == "answer: []"
+
+
+def test_ts_agent_elicitations_become_wire_sdk_questions(
+    node: str, node_modules: Path, tmp_path: Path
+) -> None:
+    exe = wrapper(tmp_path, [node, str(INTEROP / "ts_agent.mjs")])
+    steps = [{"prompt": "/ask", "answer": "blue"}, {"prompt": "/ask"}]
+    summary = _node(node, ["wire_sdk_client.mjs", str(exe), str(tmp_path), json.dumps(steps)],
+                    _env(tmp_path))
+    answered, dismissed = summary["turns"]
+    assert answered["questions"] == [{"question": "Which color?", "options": ["red", "blue"]}]
+    assert answered["text"] == "chose blue"
+    assert dismissed["text"] == "no answer (decline)"

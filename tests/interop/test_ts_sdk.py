@@ -1,16 +1,17 @@
 """Interop: the official TypeScript SDK (npm ``@agentclientprotocol/sdk`` 2.4.0) drives our agent.
 
 ``ts_client.mjs`` uses the SDK's client API (``client()``, ``connectWith``,
-``buildSession``, typed handlers for permissions and files) to spawn
-``wireproto acp`` (the demo agent, ``python -m wireproto acp``) over stdio and
-run a scenario:
-initialize, session/new, an echo prompt, ``/write`` with a permission the SDK
-client allows and a write through its fs handler, ``/read`` through its fs
-handler, cancel of a running turn, cancel during a pending permission request
-(the agent abandons it with ``$/cancel_request``, which the SDK turns into an
-aborted handler signal), session/load (replay), set_config_option, list and
-close. The SDK validates everything it receives with its zod schemas; the
-script prints a JSON summary that this test checks.
+``buildSession``, typed handlers for permissions, files and elicitation) to
+spawn ``wireproto acp`` (the demo agent, ``python -m wireproto acp``) over
+stdio and run a scenario: initialize (with form elicitation and notices),
+session/new, an echo prompt, ``/write`` with a permission the SDK client
+allows and a write through its fs handler, ``/read`` through its fs handler,
+``/ask`` answered by the SDK's elicitation handler, ``/title``, ``/retry`` (a
+warning notice), ``/subagent``, cancel of a running turn, cancel during a
+pending permission request (the agent abandons it with ``$/cancel_request``,
+which the SDK turns into an aborted handler signal), session/load (replay),
+set_config_option, list and close. The SDK validates everything it receives
+with its zod schemas; the script prints a JSON summary that this test checks.
 """
 
 from __future__ import annotations
@@ -69,9 +70,22 @@ def test_typescript_sdk_client_drives_our_agent(
     assert summary["cancelledPermission"] is True  # $/cancel_request reached the SDK
     assert summary["load"]["userTexts"] == [
         "hello from the TypeScript SDK", "/write out.txt written by the SDK", "/read in.txt",
-        "/slow 1000", "/write held.txt never",
+        "/ask Which color? red|blue", "/title Named by the SDK", "/retry",
+        "/subagent hello from a sub-agent", "/slow 1000", "/write held.txt never",
     ]
     assert summary["load"]["sameMessageIds"] is True
     assert summary["model"] == "demo-large"
     assert summary["list"] == [summary["sessionId"]]
     assert summary["agentExitCode"] == 0
+    # elicitation (the SDK checked the request against its schema), titles, retries, sub-agents
+    assert summary["ask"] == {"reply": "You chose: blue", "stopReason": "end_turn"}
+    [asked] = summary["elicitations"]
+    assert asked["mode"] == "form" and asked["message"] == "Which color?"
+    assert asked["requestedSchema"]["properties"]["q1"]["enum"] == ["red", "blue"]
+    assert summary["title"]["reply"] == "Title set"
+    assert "Named by the SDK" in summary["titles"]
+    assert summary["listTitles"] == ["Named by the SDK"]
+    assert summary["retry"] == {"reply": "Recovered", "stopReason": "end_turn"}
+    assert summary["notices"] == ["warning"]
+    assert summary["subagent"] == {"reply": "Subagent done", "stopReason": "end_turn"}
+    assert summary["subagentContent"][-1] == "hello from a sub-agent"

@@ -4,7 +4,8 @@
 //
 // Prompts: "/tool NAME" runs a tool call that asks permission (the file NAME is "written"
 // only when allowed); "/plan" sends a plan; "/slow" streams ticks until cancelled;
-// anything else is echoed as "echo: TEXT" in two chunks. Sessions can be loaded (their
+// "/ask" asks the client to choose a color with a form elicitation (when the client
+// advertised it); anything else is echoed as "echo: TEXT" in two chunks. Sessions can be loaded (their
 // prompts are replayed as user messages).
 
 import { Readable, Writable } from "node:stream";
@@ -12,6 +13,7 @@ import * as acp from "@agentclientprotocol/sdk";
 
 const sessions = new Map(); // id -> { prompts: [], cancelled: false }
 let next = 0;
+let elicitation = false; // the client advertised form elicitation
 
 const update = (client, sessionId, body) =>
   client.notify(acp.methods.client.session.update, { sessionId, update: body });
@@ -20,12 +22,15 @@ const say = (client, sessionId, text) =>
 
 const app = acp
   .agent({ name: "ts-sdk-agent" })
-  .onRequest(acp.methods.agent.initialize, async () => ({
+  .onRequest(acp.methods.agent.initialize, async ({ params }) => {
+    elicitation = Boolean(params.clientCapabilities?.elicitation?.form);
+    return {
     protocolVersion: acp.PROTOCOL_VERSION,
     agentCapabilities: { loadSession: true },
     agentInfo: { name: "ts-sdk-agent", version: "1.0.0" },
     authMethods: [],
-  }))
+  };
+  })
   .onRequest(acp.methods.agent.session.new, async ({ client }) => {
     const sessionId = `ts-${++next}-${process.pid}`;
     sessions.set(sessionId, { prompts: [], cancelled: false });
@@ -76,6 +81,21 @@ const app = acp
         content: [{ type: "content", content: { type: "text", text: ok ? "written" : "rejected" } }],
       });
       await say(client, sid, `${name}: ${chosen}`);
+      return { stopReason: "end_turn" };
+    }
+    if (text === "/ask") {
+      if (!elicitation) {
+        await say(client, sid, "no elicitation");
+        return { stopReason: "end_turn" };
+      }
+      const answer = await client.request(acp.methods.client.elicitation.create, {
+        mode: "form", sessionId: sid, message: "Pick a color",
+        requestedSchema: { type: "object", required: ["color"], properties: {
+          color: { type: "string", title: "Color", description: "Which color?",
+                   enum: ["red", "blue"] } } },
+      });
+      await say(client, sid, answer.action === "accept" ? `chose ${answer.content.color}`
+                                                        : `no answer (${answer.action})`);
       return { stopReason: "end_turn" };
     }
     if (text === "/plan") {

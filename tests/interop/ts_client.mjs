@@ -17,7 +17,9 @@ const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(chil
 
 const files = new Map(); // the client's file system (its editor buffers)
 const updates = []; // every session/update, in arrival order
-const summary = { permissions: [], reads: [], writes: [], cancelledPermission: null };
+const summary = {
+  permissions: [], reads: [], writes: [], cancelledPermission: null, elicitations: [],
+};
 let holdPermission = false;
 let permissionHeld = () => {}; // called when a held permission request arrives
 
@@ -40,6 +42,11 @@ const app = acp
     }
     const allow = params.options.find((option) => option.kind === "allow_once");
     return { outcome: { outcome: "selected", optionId: allow.optionId } };
+  })
+  .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+    summary.elicitations.push(params);
+    const field = params.requestedSchema.properties.q1;
+    return { action: "accept", content: { q1: field.enum[field.enum.length - 1] } };
   })
   .onRequest(acp.methods.client.fs.readTextFile, async ({ params }) => {
     summary.reads.push(params.path);
@@ -72,7 +79,11 @@ async function turn(session, text) {
 await app.connectWith(stream, async (ctx) => {
   const init = await ctx.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true } },
+    clientCapabilities: {
+      fs: { readTextFile: true, writeTextFile: true },
+      elicitation: { form: {} },
+      session: { notices: {} },
+    },
     clientInfo: { name: "wireproto-interop", version: "1.0.0" },
   });
   summary.initialize = {
@@ -96,6 +107,21 @@ await app.connectWith(stream, async (ctx) => {
 
   files.set(`${workdir}/in.txt`, "one\ntwo\nthree");
   summary.read = await turn(session, "/read in.txt");
+
+  const mark = updates.length;
+  summary.ask = await turn(session, "/ask Which color? red|blue");
+  summary.title = await turn(session, "/title Named by the SDK");
+  summary.retry = await turn(session, "/retry");
+  summary.subagent = await turn(session, "/subagent hello from a sub-agent");
+  const since = updates.slice(mark).map((u) => u.update);
+  summary.titles = since
+    .filter((u) => u.sessionUpdate === "session_info_update")
+    .map((u) => u.title);
+  summary.notices = since.filter((u) => u.sessionUpdate === "notice").map((u) => u.severity);
+  const subCall = since.find((u) => u.sessionUpdate === "tool_call" && u.kind === "think");
+  summary.subagentContent = since
+    .filter((u) => u.sessionUpdate === "tool_call_update" && u.toolCallId === subCall?.toolCallId)
+    .map((u) => u.content?.[0]?.content?.text ?? null);
 
   const slow = session.prompt("/slow 1000");
   await nextTick(session);
@@ -144,6 +170,7 @@ await app.connectWith(stream, async (ctx) => {
 
   const listed = await ctx.request(acp.methods.agent.session.list, { cwd: workdir });
   summary.list = listed.sessions.map((info) => info.sessionId);
+  summary.listTitles = listed.sessions.map((info) => info.title);
   summary.sessionId = sessionId;
 
   await ctx.request(acp.methods.agent.session.close, { sessionId });

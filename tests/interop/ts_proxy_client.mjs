@@ -3,10 +3,13 @@
 //
 // Usage: node ts_proxy_client.mjs '<agent command as a JSON array>' <workdir> '<steps JSON>'
 //
-// A step is {prompt, permission?: "allow_once"|"reject_once"|"cancel", cancel?: true}: the
+// A step is {prompt, permission?: "allow_once"|"reject_once"|"cancel", cancel?: true,
+// answer?: LABEL}: the
 // prompt is sent, permission requests are answered with the option of that kind (with
 // "cancel": a session/cancel is sent instead and the request is left to the agent to
-// abandon), and with cancel a session/cancel is sent at the first agent text. After the steps the session
+// abandon), with cancel a session/cancel is sent at the first agent text, and a form
+// elicitation (the client advertises form elicitation) is answered with LABEL in its
+// "answer" field. After the steps the session
 // is loaded again (session/load) and the replayed updates are counted. One JSON summary
 // is printed on stdout.
 
@@ -33,6 +36,12 @@ const app = acp
       fire();
     }
   })
+  .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
+    const field = params.requestedSchema.properties.answer;
+    current.elicited.push({ message: params.message, choices: field.enum ?? null });
+    if (current.answer === undefined) return { action: "decline" };
+    return { action: "accept", content: { answer: current.answer } };
+  })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
     const kind = current?.permission ?? "reject_once";
     current.asked.push(params.options.map((o) => o.kind));
@@ -52,7 +61,7 @@ const app = acp
 await app.connectWith(stream, async (ctx) => {
   await ctx.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: {},
+    clientCapabilities: { elicitation: { form: {} } },
     clientInfo: { name: "wireproto-proxy-interop", version: "1.0.0" },
   });
   const { sessionId } = await ctx.request(acp.methods.agent.session.new,
@@ -60,7 +69,8 @@ await app.connectWith(stream, async (ctx) => {
   summary.sessionId = sessionId;
   for (const step of stepsJson) {
     const before = updates.length;
-    current = { permission: step.permission, asked: [], onText: null, ctx };
+    current = { permission: step.permission, answer: step.answer, asked: [], elicited: [],
+                onText: null, ctx };
     if (step.cancel) {
       current.onText = () => ctx.notify(acp.methods.agent.session.cancel, { sessionId });
     }
@@ -76,6 +86,7 @@ await app.connectWith(stream, async (ctx) => {
       toolStatuses: mine.filter((u) => u.sessionUpdate.startsWith("tool_call"))
         .map((u) => u.status).filter(Boolean),
       asked: current.asked,
+      elicited: current.elicited,
     });
   }
   const before = updates.length;

@@ -437,3 +437,13 @@ def test_one_pass_ends_where_two_passes_end_on_generated_messages(
     assert receive(Decoder(dialect, router), router, data) == receive(
         Decoder(dialect), router, data
     )
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_null_params_of_a_raw_route_follow_the_dialect_rule(dialect: Dialect) -> None:
+    """Found by the generated messages above: ``"params": null`` on a route taking raw params."""
+    router = make_router()
+    data = b'{"jsonrpc": "2.0", "id": 0, "method": "raw", "params": null}'
+    assert receive(Decoder(dialect, router), router, data) == receive(
+        Decoder(dialect), router, data
+    )

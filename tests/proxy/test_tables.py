@@ -16,6 +16,7 @@ from wireproto.agent.api import Decision
 from wireproto.agent.content import Diff, Text
 from wireproto.agent.events import StopReason
 from wireproto.proxy.acpback import OPTION_KINDS, STOP_OF_ACP, _content
+from wireproto.proxy.questions import form_content, form_questions
 from wireproto.proxy.refusals import refuse_once
 from wireproto.proxy.wireback import STATUS_TO_STOP, wire_command
 
@@ -71,3 +72,26 @@ def test_a_refusal_is_a_warning_once(caplog: pytest.LogCaptureFixture) -> None:
     assert len(warnings) == 1 and warnings[0].getMessage() == first
     assert "test feature xyz cannot be translated" in first
     assert StopReason.END_TURN in STATUS_TO_STOP.values()
+
+
+def test_forms_of_choice_fields_become_questions_and_answers_their_content() -> None:
+    form = s.CreateFormElicitationRequest(
+        message="Pick", session_id="s1",
+        requested_schema=s.ElicitationSchema(properties={
+            "color": s.StringPropertySchema(title="Color", description="Which color?",
+                                            enum=["red", "blue"]),
+            "tags": s.MultiSelectPropertySchema(items=s.TitledMultiSelectItems(any_of=[
+                s.EnumOption(const="a", title="A"), s.EnumOption(const="b", title="B")])),
+        }),
+    )
+    questions = form_questions(form)
+    assert questions is not None
+    assert [(name, q.question, q.options, q.multi_select) for name, q in questions] == [
+        ("color", "Which color?", ("red", "blue"), False), ("tags", "Pick", ("a", "b"), True)]
+    accepted = form_content(questions, [["blue"], ["a", "b"]])
+    assert accepted == s.AcceptElicitationResponse(content={"color": "blue", "tags": ["a", "b"]})
+    assert isinstance(form_content(questions, [["blue"], []]), s.DeclineElicitationResponse)
+    free_text = s.CreateFormElicitationRequest(
+        message="Name?", session_id="s1",
+        requested_schema=s.ElicitationSchema(properties={"name": s.StringPropertySchema()}))
+    assert form_questions(free_text) is None

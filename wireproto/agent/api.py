@@ -192,7 +192,11 @@ class ClientCapabilities(msgspec.Struct):
         terminal: it runs terminals (tool-call content :class:`Terminal`).
         boolean_options: it can show :class:`BooleanOption` as a switch.
         notices: it shows live :class:`~wireproto.agent.events.Notice` events.
-        questions: it answers :meth:`Turn.ask`.
+        compaction: it shows context compactions with their summary (ACP
+            ``session.compaction``).
+        questions: it answers :meth:`Turn.ask` (ACP: ``elicitation.form``).
+        url_questions: it opens pages for :meth:`Turn.ask_url` (ACP:
+            ``elicitation.url``; Wire: never).
         plan_mode: it knows plan mode.
         external_tools: the client-provided tools registered so far, by name.
         external_tools_supported: whether the protocol can carry client-provided
@@ -206,7 +210,9 @@ class ClientCapabilities(msgspec.Struct):
     terminal: bool = False
     boolean_options: bool = False
     notices: bool = False
+    compaction: bool = False
     questions: bool = False
+    url_questions: bool = False
     plan_mode: bool = False
     external_tools: dict[str, ExternalTool] = {}
     external_tools_supported: bool = False
@@ -279,12 +285,17 @@ class Question(msgspec.Struct, frozen=True):
         options: the labels to choose from (2-4).
         header: a short label (about 12 characters).
         multi_select: several labels may be chosen.
+        body: a longer explanation shown with the question.
+        other_label: when set, the user may type an answer of their own
+            instead of choosing; this labels that choice (e.g. ``"Other"``).
     """
 
     question: str
     options: tuple[str, ...]
     header: str = ""
     multi_select: bool = False
+    body: str = ""
+    other_label: str = ""
 
 
 class ToolOutcome(msgspec.Struct, frozen=True):
@@ -382,6 +393,12 @@ class Channel(Protocol):
     <wireproto.agent.runtime.Runtime.flush_history>` right before it writes
     anything to its client; the runtime then writes a burst's history
     records in one go (the ACP and Wire adapters do this).
+
+    Optional methods, used when present (see :mod:`wireproto.agent.questions`):
+    ``ask_questions(session, tool_call_id, questions) -> Answers`` (else each
+    question goes through :meth:`ask`), ``ask_url(session, tool_call_id,
+    elicitation_id, message, url) -> AskStatus`` and ``complete_url(session,
+    elicitation_id)`` (else URL interactions are unsupported).
     """
 
     @property
@@ -433,6 +450,8 @@ class Agent:
         hook_events: the hook events :meth:`Turn.run_hook` fires; empty = the
             agent supports no client hooks.
         supports_delete: sessions may be deleted by the client.
+        supports_logout: the client may log out (:meth:`logout`; ACP
+            advertises ``auth.logout``).
         supports_plan_mode: plan mode can be switched (else Wire's
             ``set_plan_mode`` is refused).
         require_auth: sessions can be used only after :meth:`authenticate`
@@ -451,6 +470,7 @@ class Agent:
     auth_methods: ClassVar[Sequence[AuthMethod]] = ()
     hook_events: ClassVar[Sequence[str]] = ()
     supports_delete: ClassVar[bool] = True
+    supports_logout: ClassVar[bool] = False
     supports_plan_mode: ClassVar[bool] = True
     error_details: ClassVar[bool] = True
 
@@ -497,6 +517,13 @@ class Agent:
             AuthRequired: the login failed.
         """
         raise InvalidArgument(f"unknown authentication method {method_id!r}")
+
+    async def logout(self) -> None:
+        """Log out (only called when :attr:`supports_logout`): forget the credentials.
+
+        What happens to running sessions is up to the agent; after it, the
+        connection counts as not authenticated (``require_auth`` applies again).
+        """
 
     async def session_started(self, session: Session, how: str) -> None:
         """Called when a session is created (``new``), ``load``-ed or ``resume``-d."""

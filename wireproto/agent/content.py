@@ -104,8 +104,13 @@ class Terminal(msgspec.Struct, tag="terminal", frozen=True):
     terminal_id: str
 
 
-ToolContent = Text | Diff | Terminal
-"""Content produced by a tool call."""
+ToolContent = (
+    Text | Diff | Terminal | Image | Audio | Video | ResourceText | ResourceBlob | ResourceLink
+)
+"""Content produced by a tool call: text, a diff, a terminal, media or resources.
+
+ACP carries every kind; Wire shows text and media as the tool's output parts,
+diffs as display blocks, and resources as text with a note (no terminals)."""
 
 
 def attr_escape(value: str) -> str:

@@ -48,6 +48,7 @@ from wireproto.agent.api import (
     SlashCommand,
 )
 from wireproto.agent.content import Diff, Text
+from wireproto.agent.demo_extras import EXTRA_COMMANDS
 from wireproto.agent.events import Location, PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.store import wireproto_home
 from wireproto.agent.turn import Turn
@@ -259,6 +260,7 @@ COMMANDS: tuple[tuple[SlashCommand, Handler], ...] = (
     ),
     (SlashCommand("mcp", "List the MCP servers of this session"), _mcp),
     (SlashCommand("clear", "Clear the session history"), _clear),
+    *EXTRA_COMMANDS,
 )
 """The command table: what is advertised and who handles it."""
 

@@ -21,6 +21,9 @@ from wireproto.agent.content import ContentBlock, ToolContent
 __all__ = [
     "AgentMessageChunk",
     "ApprovalResolved",
+    "CommandsChanged",
+    "CompactionEnded",
+    "CompactionStarted",
     "Event",
     "HistoryCleared",
     "Location",
@@ -31,10 +34,17 @@ __all__ = [
     "PlanPriority",
     "PlanStatus",
     "PlanUpdated",
+    "SideQuestionEnded",
+    "SideQuestionStarted",
+    "SlashCommandInfo",
     "SteerReceived",
+    "StepRetried",
     "StepStarted",
     "StopReason",
+    "SubagentEvent",
     "ThoughtChunk",
+    "TitleChanged",
+    "ToolArgumentsChunk",
     "ToolCallStarted",
     "ToolCallUpdated",
     "ToolKind",
@@ -247,6 +257,98 @@ class Notice(msgspec.Struct, tag="notice", frozen=True, omit_defaults=True):
     description: str | None = None
 
 
+class TitleChanged(msgspec.Struct, tag="title", frozen=True):
+    """The agent set the session's title (:meth:`Turn.set_title`)."""
+
+    title: str
+
+
+class StepRetried(msgspec.Struct, tag="retry", frozen=True, omit_defaults=True):
+    """The current step failed with a recoverable error and will be retried.
+
+    Attributes:
+        n: the step being retried.
+        next_attempt / max_attempts: the coming attempt (1-based) and the limit.
+        wait_s: seconds until the retry.
+        error_type: the error's kind (e.g. an exception class name).
+        status_code: an HTTP status of the failure, when there was one.
+    """
+
+    n: int
+    next_attempt: int
+    max_attempts: int
+    wait_s: float = 0.0
+    error_type: str = ""
+    status_code: int | None = None
+
+
+class CompactionStarted(msgspec.Struct, tag="compaction_begin", frozen=True):
+    """The agent began compacting its context (``id`` pairs it with the end)."""
+
+    id: str
+
+
+class CompactionEnded(msgspec.Struct, tag="compaction_end", frozen=True, omit_defaults=True):
+    """The compaction ``id`` finished; ``summary`` is what replaced the context."""
+
+    id: str
+    summary: str = ""
+    error: str | None = None
+
+
+class SideQuestionStarted(msgspec.Struct, tag="btw_begin", frozen=True):
+    """A side question (asked outside the main flow of the turn) is being answered."""
+
+    id: str
+    question: str
+
+
+class SideQuestionEnded(msgspec.Struct, tag="btw_end", frozen=True, omit_defaults=True):
+    """The side question ``id`` got its ``response`` (or failed with ``error``)."""
+
+    id: str
+    response: str | None = None
+    error: str | None = None
+
+
+class ToolArgumentsChunk(msgspec.Struct, tag="tool_args", frozen=True):
+    """A piece of a tool call's arguments (JSON text), streamed as the model writes them.
+
+    The pieces of one call concatenate to its arguments; ``id`` is the call
+    (the last one started: Wire carries no id).
+    """
+
+    id: str
+    part: str
+
+
+class CommandsChanged(msgspec.Struct, tag="commands", frozen=True):
+    """The session's slash commands changed (the full new list)."""
+
+    commands: list[SlashCommandInfo]
+
+
+class SlashCommandInfo(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A slash command as :class:`CommandsChanged` lists it."""
+
+    name: str
+    description: str
+    input_hint: str | None = None
+
+
+class SubagentEvent(msgspec.Struct, tag="subagent", frozen=True, omit_defaults=True):
+    """An event of a sub-agent working for the tool call ``parent_tool_call_id``.
+
+    ``event`` is any event the sub-agent produced (a message chunk, its own
+    tool calls...), wrapped so that clients show it inside the parent call.
+    """
+
+    parent_tool_call_id: str
+    event: Event
+    agent_id: str | None = None
+    subagent_type: str | None = None
+
+
 class TurnEnded(msgspec.Struct, tag="turn_end", frozen=True, omit_defaults=True):
     """A turn finished with ``stop_reason``.
 
@@ -274,5 +376,14 @@ Event = (
     | HistoryCleared
     | Notice
     | TurnEnded
+    | TitleChanged
+    | StepRetried
+    | CompactionStarted
+    | CompactionEnded
+    | SideQuestionStarted
+    | SideQuestionEnded
+    | ToolArgumentsChunk
+    | CommandsChanged
+    | SubagentEvent
 )
 """Any session event."""

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 import anyio
+import msgspec
 
 from wireproto.agent.api import Agent, Channel, McpServer, Session, SessionInfo
 from wireproto.agent.content import ContentBlock
@@ -158,7 +159,15 @@ class Runtime:
             InvalidArgument: the cursor is invalid.
         """
         self.flush_history()
-        return self.store.list(cwd=cwd, cursor=cursor)
+        found, next_cursor = self.store.list(cwd=cwd, cursor=cursor)
+        return [self._live_title(info) for info in found], next_cursor
+
+    def _live_title(self, info: SessionInfo) -> SessionInfo:
+        """``info`` with the title of its live session (which an agent may have set)."""
+        session = self.sessions.get(info.session_id)
+        if session is None or session.title is None or session.title == info.title:
+            return info
+        return msgspec.structs.replace(info, title=session.title)
 
     async def close_session(self, session_id: str) -> None:
         """Cancel the session's turn and free it (history stays stored)."""

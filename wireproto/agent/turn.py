@@ -19,6 +19,7 @@ import anyio
 import anyio.lowlevel
 import jsonschema
 
+from wireproto.agent.activity import Activity
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -47,6 +48,7 @@ from wireproto.agent.events import (
     UsageUpdated,
 )
 from wireproto.agent.history import HistoryMessage
+from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
 
 if TYPE_CHECKING:
@@ -112,8 +114,13 @@ class ToolCall:
         await self.update(status=ToolStatus.FAILED, content=body, message=message)
 
 
-class Turn:
+class Turn(Asking, Activity):
     """One prompt turn of a session.
+
+    Asking several questions or for a URL interaction: see
+    :class:`~wireproto.agent.questions.Asking`; titles, retries, compaction,
+    sub-agents and the other progress events: see
+    :class:`~wireproto.agent.activity.Activity`.
 
     Attributes:
         runtime: the runtime serving the agent (sessions, history).

@@ -2,7 +2,8 @@
 
 Each opener performs the handshake (``initialize``, then for ACP a new or
 loaded session), renders every update/event as it arrives, and answers
-approvals through :meth:`~wireproto.cli.connect.Ui.decide`.
+approvals through :meth:`~wireproto.cli.connect.Ui.decide` and questions
+(ACP elicitations, Wire ``QuestionRequest``) through :mod:`wireproto.cli.elicit`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import anyio.abc
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import FormOrUrl
 from wireproto.adapters.acp.clientfs import LocalFileSystem
 from wireproto.adapters.acp.clientstate import ClientSession, SessionEvent, option_of_kind
 from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.client import WireClient, WireEvent
 from wireproto.cli.common import CliError
+from wireproto.cli.elicit import answer_elicitation, answer_questions
 from wireproto.cli.render import render_acp, render_wire
 from wireproto.errors import RpcError
 from wireproto.jsonrpc.messages import ErrorCode
@@ -145,9 +148,17 @@ async def open_acp(
         option = option_of_kind(request, *_PERMISSION_KINDS[decision])
         return option.option_id if option is not None else s.CancelledPermissionOutcome()
 
+    async def on_elicitation(request: FormOrUrl) -> s.CreateElicitationResponse:
+        return await answer_elicitation(ui, request)
+
+    async def on_complete(elicitation_id: str) -> None:
+        ui.printer.line("[the linked page reports it is done]")
+
     client = ClientConnection(
         stream, on_permission=on_permission, on_update=on_update,
         file_system=_ShownFileSystem(ui) if fs else None, name="connect",
+        on_elicitation=on_elicitation, on_elicitation_complete=on_complete,
+        notices=True, compaction=True,  # both are rendered
     )
     async with client:
         try:
@@ -206,8 +217,11 @@ async def open_wire(
                                    f"{request.description}")
         return _WIRE_DECISIONS[decision]
 
+    async def on_question(request: m.QuestionRequest) -> dict[str, str]:
+        return await answer_questions(ui, request)
+
     client = WireClient(stream, on_event=on_event, on_approval=on_approval, event_buffer=0,
-                        name="connect")
+                        on_question=on_question, name="connect")
     async with client:
         try:
             result = await client.initialize()

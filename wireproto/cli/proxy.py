@@ -7,7 +7,9 @@ log). The front is this process's stdin/stdout, or websocket with ``--ws``
 * Same protocol on both sides (``--serve acp`` to an ACP agent, ``wire`` to
   a Wire agent): the transparent relay of :mod:`wireproto.proxy.relay`,
   every message passed on unchanged; ``--trace FILE`` records them in the
-  ``connect --trace`` format (``send``: client to agent).
+  ``connect --trace`` format (``send``: client to agent). On stdio without
+  ``--trace`` nothing needs copying: the agent inherits the proxy's stdin and
+  stdout.
 * Different protocols: the translating proxy of :mod:`wireproto.proxy`
   (see docs/proxy.md for the mapping).
 
@@ -147,6 +149,8 @@ def _main_relay(args: argparse.Namespace, cmd: list[str], protocol: str) -> int:
         observers = _observers(sink)
         log.info("proxy: relaying %s unchanged to %s", protocol.upper(), cmd[0])
         if args.ws is None:
+            if not observers:  # nothing to record: the agent gets our stdio itself
+                return run(lambda: _pass_through(cmd))
             return run(lambda: _relay_stdio(cmd, observers))
         listener = Listener.from_args(args)
 
@@ -260,3 +264,30 @@ def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int
         await serve_one(ws, stop, _options(request.path).get("session"))
 
     return run(lambda: serve_listener(listener, handler, "proxy"))
+
+
+async def _pass_through(cmd: list[str]) -> int:
+    """Relay on stdio with nothing to record: the agent inherits our stdin and stdout,
+    so its messages are not even copied; a stop signal terminates it."""
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        await tg.start(watch_signals, stop, tg.cancel_scope)
+        try:
+            process = await anyio.open_process(cmd, stdin=None, stdout=None, stderr=None,
+                                               start_new_session=True)
+        except OSError as exc:
+            raise CliError(f"cannot start {cmd[0]}: {exc}") from None
+        log.info("proxy: %s started (pid %d) on this process's stdin and stdout", cmd[0],
+                 process.pid)
+
+        async def until_stop() -> None:
+            await stop.wait()
+            process.terminate()
+            await anyio.sleep(CHILD_SHUTDOWN_STEP)
+            process.kill()
+
+        tg.start_soon(until_stop)
+        status = await process.wait()
+        tg.cancel_scope.cancel()
+    log.info("proxy: %s (pid %d) exited with status %s", cmd[0], process.pid, status)
+    return 0

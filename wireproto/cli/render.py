@@ -29,6 +29,9 @@ def _short(text: str, limit: int = _MAX_DETAIL) -> str:
     return (first[:limit] + " ...") if more else first
 
 
+_STREAM_PREFIX = {"thought": "(thinking) ", "subagent": "  (subagent) "}
+
+
 class Printer:
     """Writes a conversation to ``out`` (flushed after every write).
 
@@ -70,8 +73,8 @@ class Printer:
         if self._mode != mode:
             self.break_line()
             self._mode = mode
-            if mode == "thought":
-                self._write("(thinking) ")
+            if mode in _STREAM_PREFIX:
+                self._write(_STREAM_PREFIX[mode])
         self._write(text)
 
     def text(self, text: str, message: object = None) -> None:
@@ -81,6 +84,10 @@ class Printer:
     def thought(self, text: str, message: object = None) -> None:
         """Stream agent thoughts (prefixed ``(thinking)``)."""
         self._stream("thought", text, message)
+
+    def subagent(self, text: str, message: object = None) -> None:
+        """Stream a sub-agent's text (prefixed ``(subagent)``)."""
+        self._stream("subagent", text, message)
 
     def break_line(self) -> None:
         """End a streamed run with a newline, if one is open."""
@@ -173,7 +180,12 @@ def _acp_notice(printer: Printer, update: s.Notice) -> None:
     printer.line(f"[{update.severity}] {update.title}{detail}")
 
 
+def _acp_compaction(printer: Printer, update: s.CompactionUpdate) -> None:
+    printer.line(f"[compaction] {update.status}")
+
+
 ACP_RENDERERS: dict[type, Callable[[Printer, Any], None]] = {
+    s.CompactionUpdate: _acp_compaction,
     s.UserMessageChunk: _acp_user,
     s.AgentMessageChunk: _acp_agent,
     s.AgentThoughtChunk: _acp_thought,
@@ -262,7 +274,34 @@ def _wire_plan(printer: Printer, event: m.PlanDisplay) -> None:
     printer.line(event.content.rstrip())
 
 
+def _wire_retry(printer: Printer, event: m.StepRetry) -> None:
+    printer.line(f"[retry] step {event.n} failed ({event.error_type or 'error'}); "
+                 f"attempt {event.next_attempt} of {event.max_attempts}")
+
+
+def _wire_subagent(printer: Printer, event: m.SubagentEvent) -> None:
+    inner = event.event.payload
+    if isinstance(inner, m.TextPart):
+        printer.subagent(inner.text, ("subagent", event.parent_tool_call_id))
+    elif isinstance(inner, m.ToolCall | m.ToolResult):
+        renderer = WIRE_RENDERERS[type(inner)]
+        renderer(printer, inner)
+
+
+def _wire_btw(printer: Printer, event: m.BtwBegin | m.BtwEnd) -> None:
+    if isinstance(event, m.BtwBegin):
+        printer.line(f"[btw] {event.question}")
+    else:
+        printer.line(f"[btw] {event.response if event.error is None else event.error}")
+
+
 WIRE_RENDERERS: dict[type, Callable[[Printer, Any], None]] = {
+    m.StepRetry: _wire_retry,
+    m.CompactionBegin: lambda p, e: p.line("[compacting the context]"),
+    m.CompactionEnd: lambda p, e: p.line("[context compacted]"),
+    m.SubagentEvent: _wire_subagent,
+    m.BtwBegin: _wire_btw,
+    m.BtwEnd: _wire_btw,
     m.TurnBegin: _wire_turn,
     m.SteerInput: _wire_turn,
     m.TextPart: _wire_text,

@@ -22,20 +22,27 @@ observations (:class:`~wireproto.host.store.Observation`), from the table
 
 Prompts are checked against the harness's advertised ``promptCapabilities``
 before anything is sent: MCP connectivity says nothing about whether a
-harness takes images or audio.
+harness takes images or audio. :meth:`Binding.prompt` gives the client's
+turn: ``async with binding.prompt(text) as turn: async for update in turn``
+sees the turn's updates (messages, tool calls, plans) and ends with its stop
+reason; ``await binding.prompt(text)`` collects the text instead.
+:meth:`Binding.cancel` cancels the running turn.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientext import CALL_TIMEOUT
+from wireproto.adapters.acp.turn import PromptTurn
 from wireproto.errors import InvalidArgument, LocalProtocolError, RpcError
 from wireproto.host.config import ExecutorConfig
 from wireproto.host.policy import Caller, Resolved
@@ -44,7 +51,14 @@ from wireproto.host.store import AuthState, Observation, now
 if TYPE_CHECKING:
     from wireproto.host.store import HostStore
 
-__all__ = ["AUTH_OBSERVATIONS", "AUTH_REQUIRED", "PROMPT_KINDS", "Binding", "PromptOutcome"]
+__all__ = [
+    "AUTH_OBSERVATIONS",
+    "AUTH_REQUIRED",
+    "PROMPT_KINDS",
+    "Binding",
+    "BindingPrompt",
+    "PromptOutcome",
+]
 
 log = logging.getLogger(__name__)
 
@@ -181,13 +195,16 @@ class Binding:
 
     # ------------------------------------------------------------ session
 
-    async def _start(self, client: ClientConnection, resume_id: str | None) -> bool:
+    async def _start(
+        self, client: ClientConnection, resume_id: str | None,
+        timeout: float | None = CALL_TIMEOUT,
+    ) -> bool:
         """Open the harness's session; ``False`` when it first needs authentication."""
         self._client = client
         self._resume_id = resume_id
-        return await self._open()
+        return await self._open(timeout)
 
-    async def _open(self) -> bool:
+    async def _open(self, timeout: float | None) -> bool:
         client = self.client
         caps = client.agent_capabilities
         rid = self._resume_id
@@ -198,14 +215,15 @@ class Binding:
         try:
             if method == "session/resume":
                 assert rid is not None
-                await client.resume_session(rid, self.cwd, self.mcp_servers)
+                await client.resume_session(rid, self.cwd, self.mcp_servers, timeout=timeout)
                 sid = rid
             elif method == "session/load":
                 assert rid is not None
-                await client.load_session(rid, self.cwd, self.mcp_servers)
+                await client.load_session(rid, self.cwd, self.mcp_servers, timeout=timeout)
                 sid = rid
             else:
-                sid = (await client.new_session(self.cwd, self.mcp_servers)).session_id
+                opened = await client.new_session(self.cwd, self.mcp_servers, timeout=timeout)
+                sid = opened.session_id
         except RpcError as exc:
             self._observe_error(method, exc)
             if exc.code == AUTH_REQUIRED:
@@ -222,21 +240,28 @@ class Binding:
         """Whether the harness's session is open (not waiting for authentication)."""
         return self.harness_session_id is not None
 
-    async def authenticate(self, method_id: str) -> None:
+    async def authenticate(
+        self, method_id: str, *, timeout: float | None = CALL_TIMEOUT
+    ) -> None:
         """Authenticate with the harness, then open its session if it was waiting.
 
         Raises:
             RpcError: the harness refused (observed as needing authentication
                 for ``-32000``, else ``unknown``).
+            TimeoutError: no answer within ``timeout`` seconds (the request is
+                cancelled; observed as ``unknown``); ``None`` waits forever.
         """
         try:
-            await self.client.authenticate(method_id)
+            await self.client.authenticate(method_id, timeout=timeout)
         except RpcError as exc:
             self._observe_error("authenticate", exc)
             raise
+        except TimeoutError:
+            self.observe(AuthState.UNKNOWN, "acp authenticate: no answer", timeout=timeout)
+            raise
         self.observe(AUTH_OBSERVATIONS[None], "acp authenticate", methodId=method_id)
         if not self.opened:
-            await self._open()
+            await self._open(timeout)
 
     def check_prompt(self, blocks: Sequence[s.ContentBlock]) -> None:
         """Refuse content the harness did not advertise.
@@ -254,10 +279,22 @@ class Binding:
                     f"(it did not advertise promptCapabilities.{name})"
                 )
 
-    async def prompt(self, prompt: str | Sequence[s.ContentBlock]) -> PromptOutcome:
-        """Run one prompt turn on the harness and collect its text.
+    def prompt(self, prompt: str | Sequence[s.ContentBlock]) -> BindingPrompt:
+        """A prompt turn on the harness: iterate it in ``async with``, or await its text.
 
-        Raises:
+        Example::
+
+            async with binding.prompt("summarise a.txt") as turn:
+                async for update in turn:      # messages, tool calls, plans
+                    ...
+            print(turn.stop_reason)
+
+            outcome = await binding.prompt("hello")   # PromptOutcome(stop_reason, text)
+
+        A turn has no deadline; leaving the block early or cancelling the
+        task cancels it on the harness (as :meth:`cancel` does).
+
+        Raises (when run):
             InvalidArgument: content the harness does not accept (nothing was sent).
             LocalProtocolError: the session is not open (authenticate first), or
                 the binding ended (e.g. superseded by a rebinding).
@@ -265,21 +302,76 @@ class Binding:
         """
         blocks: list[s.ContentBlock] = (
             [s.TextContent(text=prompt)] if isinstance(prompt, str) else list(prompt))
+        return BindingPrompt(self, blocks)
+
+    async def cancel(self) -> None:
+        """Cancel the harness's running turn (its prompt then ends ``cancelled``).
+
+        Raises:
+            LocalProtocolError: the session is not open.
+        """
+        if self.harness_session_id is None:
+            raise LocalProtocolError(f"binding {self.id}: the harness's session is not open")
+        await self.client.cancel(self.harness_session_id)
+
+    def _turn(self, blocks: list[s.ContentBlock]) -> PromptTurn:
         if self.ended:
             raise LocalProtocolError(f"binding {self.id} has ended")
         self.check_prompt(blocks)
         if self.harness_session_id is None:
             raise LocalProtocolError(
                 f"binding {self.id}: the harness's session is not open (authenticate first)")
-        parts: list[str] = []
+        return self.client.prompt(self.harness_session_id, blocks)
+
+
+class BindingPrompt:
+    """One prompt of a binding.
+
+    ``async with`` gives the ACP client's
+    :class:`~wireproto.adapters.acp.turn.PromptTurn`; ``await`` collects a
+    :class:`PromptOutcome`.
+    """
+
+    def __init__(self, binding: Binding, blocks: list[s.ContentBlock]) -> None:
+        self.binding = binding
+        self.blocks = blocks
+        self._turn: PromptTurn | None = None
+
+    async def __aenter__(self) -> PromptTurn:
+        self._turn = self.binding._turn(self.blocks)
         try:
-            async with self.client.prompt(self.harness_session_id, blocks) as turn:
-                async for update in turn:
-                    if (isinstance(update, s.AgentMessageChunk)
-                            and isinstance(update.content, s.TextContent)):
-                        parts.append(update.content.text)
+            return await self._turn.__aenter__()
         except RpcError as exc:
-            if exc.code == AUTH_REQUIRED:
-                self._observe_error("session/prompt", exc)
+            self._observe(exc)
             raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        assert self._turn is not None
+        if isinstance(exc, RpcError):
+            self._observe(exc)
+        try:
+            await self._turn.__aexit__(exc_type, exc, tb)
+        except RpcError as error:
+            self._observe(error)
+            raise
+
+    def __await__(self) -> Generator[Any, None, PromptOutcome]:
+        return self._collect().__await__()
+
+    async def _collect(self) -> PromptOutcome:
+        parts: list[str] = []
+        async with self as turn:
+            async for update in turn:
+                if (isinstance(update, s.AgentMessageChunk)
+                        and isinstance(update.content, s.TextContent)):
+                    parts.append(update.content.text)
         return PromptOutcome(turn.stop_reason, "".join(parts))
+
+    def _observe(self, exc: RpcError) -> None:
+        if exc.code == AUTH_REQUIRED:
+            self.binding._observe_error("session/prompt", exc)

@@ -9,7 +9,9 @@ One file, parsed with :mod:`tomllib` (``tomli`` on Python 3.10)::
 
     [executors.claude]                    # an external agent command
     command = ["claude-agent-acp"]
-    env = { CLAUDE_CONFIG_DIR = "/srv/claude" }
+    env = { CLAUDE_CONFIG_DIR = "/srv/claude", PROXY_AUTH = "..." }
+    secret_env = ["PROXY_AUTH"]           # masked in its logged stderr
+    shutdown_grace = 1.0                  # seconds to exit after stdin closes
 
     [executors.wp]                        # a harness built on wireproto must
     command = ["wireproto", "acp", "--allow-client-stdio-mcp"]   # accept stdio MCP
@@ -50,6 +52,7 @@ else:  # pragma: no cover (Python 3.10)
 
 __all__ = [
     "DEFAULT_NO_STDIO_MCP",
+    "DEFAULT_SHUTDOWN_GRACE",
     "ConfigError",
     "ExecutorConfig",
     "HostConfig",
@@ -58,6 +61,9 @@ __all__ = [
     "load_config",
     "parse_config",
 ]
+
+DEFAULT_SHUTDOWN_GRACE = 5.0
+"""Seconds a harness gets to exit after its stdin closed, unless its executor says otherwise."""
 
 DEFAULT_NO_STDIO_MCP: tuple[str, ...] = ("openclaw", "pi")
 """Executor ids that cannot take a stdio MCP server unless the config says otherwise."""
@@ -138,12 +144,19 @@ class ExecutorConfig:
         command: the program and its arguments.
         env: variables set for it on top of the host's environment.
         stdio_mcp: whether it can take a stdio MCP server (not in ``no_stdio_mcp``).
+        secret_env: names of variables whose values are secrets (masked in
+            its logged stderr, like every variable whose name contains
+            token, key, secret, password or credential).
+        shutdown_grace: seconds it gets to exit after its stdin closes (and
+            again after SIGTERM) when a binding ends.
     """
 
     id: str
     command: tuple[str, ...]
     env: Mapping[str, str] = dataclasses.field(default_factory=dict)
     stdio_mcp: bool = True
+    secret_env: tuple[str, ...] = ()
+    shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +205,22 @@ def _executor(executor_id: str, table: Any, no_stdio: frozenset[str]) -> Executo
     env = table.get("env", {})
     if not isinstance(env, Mapping) or not all(isinstance(v, str) for v in env.values()):
         raise ConfigError(f"{where}.env must be a table of strings")
-    return ExecutorConfig(executor_id, tuple(command), dict(env), executor_id not in no_stdio)
+    secret = table.get("secret_env", [])
+    if not isinstance(secret, list) or not all(isinstance(v, str) for v in secret):
+        raise ConfigError(f"{where}.secret_env must be a list of variable names")
+    grace = table.get("shutdown_grace", DEFAULT_SHUTDOWN_GRACE)
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or grace < 0:
+        raise ConfigError(f"{where}.shutdown_grace must be a number of seconds (0 or more)")
+    unknown = set(table) - _EXECUTOR_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {sorted(unknown)[0]!r} "
+                          f"(known: {', '.join(sorted(_EXECUTOR_KEYS))})")
+    return ExecutorConfig(executor_id, tuple(command), dict(env), executor_id not in no_stdio,
+                          tuple(secret), float(grace))
+
+
+_EXECUTOR_KEYS = frozenset({"command", "env", "secret_env", "shutdown_grace"})
+"""The keys an ``[executors.<id>]`` table may hold."""
 
 
 def parse_config(data: Mapping[str, Any], *, prefix: str | None = None) -> HostConfig:

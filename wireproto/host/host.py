@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import secrets
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -37,8 +38,10 @@ from typing import Any, Literal
 
 import anyio
 import anyio.abc
+import jsonschema
 
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.clientext import CALL_TIMEOUT
 from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
 from wireproto.adapters.acp.connect import connect_acp
 from wireproto.adapters.mcp import messages as m
@@ -51,7 +54,8 @@ from wireproto.host.channel import (
     BridgeChannel,
     Credentials,
 )
-from wireproto.host.config import ConfigError, HostConfig, check_setting
+from wireproto.host.config import ConfigError, ExecutorConfig, HostConfig, check_setting
+from wireproto.host.permissions import PermissionDecider
 from wireproto.host.policy import MAIN_AGENT, Caller, NativeTool, Policy
 from wireproto.host.store import HostStore, Observation, SessionRecord
 from wireproto.jsonrpc.messages import ErrorCode
@@ -259,8 +263,13 @@ class Host:
         on_update: UpdateHandler | None = None,
         on_permission: PermissionHandler | None = None,
         stderr: Literal["inherit", "log"] = "log",
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-call deadline)
     ) -> AsyncIterator[Binding]:
         """Run the external harness for ``agent`` of a session.
+
+        Permission requests about the host's own tools are answered by the
+        binding's policy (:mod:`wireproto.host.permissions`); the others go
+        to ``on_permission``.
 
         Args:
             session_id: the host session.
@@ -268,8 +277,11 @@ class Host:
             executor: the executor (default: the session's).
             approved_tools: a sub-agent's approved native tools (an allow-list).
             on_update: passed to the ACP client.
-            on_permission: passed to the ACP client.
+            on_permission: answers the permission requests that are not about
+                the host's tools (default: the first ``reject_*`` option).
             stderr: the harness's stderr (``"log"`` or ``"inherit"``).
+            timeout: seconds each set-up call (``initialize``, opening the
+                session) may take; ``None``: wait forever.
 
         Yields:
             the binding, its harness session opened (or waiting for
@@ -280,6 +292,7 @@ class Host:
             NotFound / ConfigError: unknown session or executor.
             OSError: the command could not be started.
             RpcError: the harness refused the session (other than auth required).
+            TimeoutError: a set-up call was not answered within ``timeout``.
         """
         if self._tg is None:
             raise LocalProtocolError("the host is not running: use 'async with host'")
@@ -297,17 +310,35 @@ class Host:
         self._bindings[binding.id] = binding
         log.info("binding %s: %s for session %s, agent %s: %s", binding.id, policy.executor.id,
                  session_id, agent, binding.bridge_reason)
+        decider = PermissionDecider(self.config.prefix, lambda name: self._permits(binding, name),
+                                    on_permission, f"binding {binding.id}")
+        client = None
         try:
-            env = {**os.environ, **policy.executor.env}
+            spec = policy.executor
             async with connect_acp(
-                policy.executor.command, env=env, cwd=record.cwd, stderr=stderr,
-                on_update=on_update, on_permission=on_permission,
-                redact=_secrets(binding, policy.executor.env),
+                spec.command, env=spec.env, cwd=record.cwd, stderr=stderr,
+                on_update=on_update, on_permission=decider, initialize=False,
+                redact=_secrets(binding, spec), shutdown_timeout=spec.shutdown_grace,
             ) as client:
-                await binding._start(client, record.harness_sessions.get(agent))
+                await client.initialize(timeout=timeout)
+                await binding._start(client, record.harness_sessions.get(agent), timeout)
                 yield binding
         finally:
             self._end(binding, "the binding ended")
+            process = client.process if client is not None else None
+            if process is not None and process.ended_by is not None:
+                log.info("binding %s: harness (pid %d) ended by %s, status %s", binding.id,
+                         process.pid, process.ended_by, process.returncode)
+
+    def _permits(self, binding: Binding, vendor: str) -> bool | None:
+        """Whether ``binding`` may use the host tool ``vendor`` now (``None``: not ours)."""
+        policy = self._policy_for(binding)
+        native = policy.native_name(vendor)
+        tool = self.tools.get(native) if native is not None else None
+        if tool is None:
+            return None
+        usable = binding.bridged and not binding.ended and binding.revoked_reason is None
+        return usable and policy.check(tool).allowed
 
     # ------------------------------------------------- the bridge's gateway
 
@@ -350,6 +381,7 @@ class Host:
             log.info("binding %s: refused %s: %s", caller.binding_id, name, verdict.reason)
             raise RpcError(ErrorCode.INVALID_PARAMS,
                            f"Tool {name} is not allowed: {verdict.reason}")
+        _check_arguments(name, tool, arguments)
         try:
             result = await tool.handler(arguments, caller)
         except InvalidArgument as exc:
@@ -362,14 +394,42 @@ class Host:
         return m.text_result(result) if isinstance(result, str) else result
 
 
-SECRET_MIN_LENGTH = 8
-"""Executor environment values at least this long are masked in a harness's log."""
+def _check_arguments(name: str, tool: NativeTool, arguments: dict[str, Any]) -> None:
+    """Refuse arguments that do not fit the tool's ``input_schema``, naming the field.
+
+    Raises:
+        RpcError: ``-32602``; ``data`` holds the field's JSON path and the reason.
+    """
+    try:
+        validator = jsonschema.validators.validator_for(tool.input_schema)(tool.input_schema)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+    except jsonschema.SchemaError as exc:
+        log.error("native tool %s has an invalid input_schema: %s", tool.name, exc.message)
+        raise RpcError(ErrorCode.INTERNAL_ERROR, f"tool {name} is misconfigured") from exc
+    if error is None:
+        return
+    field = error.json_path
+    where = f"{field.removeprefix('$.')}: " if field != "$" else ""
+    raise RpcError(ErrorCode.INVALID_PARAMS,
+                   f"Invalid arguments for {name}: {where}{error.message}",
+                   {"path": field, "reason": error.message})
 
 
-def _secrets(binding: Binding, executor_env: Mapping[str, str]) -> list[str]:
+SECRET_NAME = re.compile(r"token|key|secret|password|passwd|credential", re.IGNORECASE)
+"""Environment variable names whose values are secrets."""
+
+SECRET_MIN_LENGTH = 6
+"""Shorter values are never masked (``1`` or ``true`` would garble every line)."""
+
+
+def _secrets(binding: Binding, executor: ExecutorConfig) -> list[str]:
     """What a harness's logged stderr must never show: the bridge credential
-    it was given, and the executor's environment values long enough to be
-    keys or tokens (short ones such as ``1`` would garble every line)."""
+    it was given, and the values of its environment (ours and the
+    executor's) whose names look secret or that the config marks secret.
+    Other values (``HOME``, paths) stay readable."""
     found = [v.value for server in binding.mcp_servers for v in server.env]
-    found += [v for v in executor_env.values() if len(v) >= SECRET_MIN_LENGTH]
+    env = {**os.environ, **executor.env}
+    marked = set(executor.secret_env)
+    found += [value for name, value in env.items()
+              if (name in marked or SECRET_NAME.search(name)) and len(value) >= SECRET_MIN_LENGTH]
     return found

@@ -1,12 +1,14 @@
 """One-pass decoding of calls whose params type is known up front (see :mod:`.codec`).
 
 A :class:`Plan` is built once per revision of a :class:`ParamsTable` (the
-router): a msgspec union of one envelope Struct per method, tagged by
-``method``, whose ``params`` field has the method's type. Decoding a call
-then validates the envelope and the params in a single pass. A second union
-with untyped ``params`` serves inputs that write union tags last (see
-:meth:`Plan.tags_last`): decoding to builtins and converting finds every tag
-with a dict look-up instead of scanning each tagged object twice.
+router; its msgspec decoders are shared by tables that declare the same
+methods, types and hooks, see :class:`_Shape`): a msgspec union of one
+envelope Struct per method, tagged by ``method``, whose ``params`` field
+has the method's type. Decoding a call then validates the envelope and the
+params in a single pass. A second union with untyped ``params`` serves
+inputs that write union tags last (see :meth:`Plan.tags_last`): decoding to
+builtins and converting finds every tag with a dict look-up instead of
+scanning each tagged object twice.
 
 The plan never answers errors: whatever it cannot decode, for any reason,
 makes it return ``None`` and the codec's two-pass path decides, so error
@@ -110,10 +112,8 @@ def _walk(t: mi.Type, seen: set[Any]) -> Iterable[mi.Type]:
                 yield from _walk(inner, seen)
 
 
-def _envelope(
-    name: str, method: str, params: Any, spec: ParamsSpec | None
-) -> type[msgspec.Struct]:
-    """An envelope Struct for one method; its class attribute ``spec`` says which."""
+def _envelope(name: str, method: str, params: Any, index: int) -> type[msgspec.Struct]:
+    """An envelope Struct for one method; its class attribute ``index`` says which."""
     return msgspec.defstruct(
         name,
         [
@@ -123,7 +123,7 @@ def _envelope(
         ],
         tag_field="method",
         tag=method,
-        namespace={"spec": spec},
+        namespace={"index": index},
         gc=False,  # short-lived, and no cycle can pass through it
     )
 
@@ -132,47 +132,95 @@ def _union(members: list[Any]) -> Any:
     return functools.reduce(operator.or_, members)
 
 
-class Plan:
-    """The one-pass decoders of one revision of a :class:`ParamsTable`.
+class _Shape:
+    """The msgspec side of a plan: decoders and envelope classes, shared by equal tables.
 
-    Attributes:
-        typed: decodes a call of a known method with its params typed into
-            an envelope Struct whose ``spec`` is the :class:`ParamsSpec` of
-            its method (``None``: no such method).
-        specs: envelope class -> the :class:`ParamsSpec` of its method.
-        typed_decode: ``typed.decode``, bound once (the hot path).
+    Building it costs ~1 KiB of memory and tens of microseconds per method, so
+    tables that declare the same methods with the same types and hooks (one
+    router per connection, as protocol adapters make them) share one; the
+    per-table part (which :class:`ParamsSpec` each method has) stays in the
+    :class:`Plan`. ``chosen`` holds the positions, in the table's list of
+    specs, of the methods the union serves; an envelope's ``index`` is its
+    position in ``chosen`` (the ``_NoRoute`` envelope's is ``len(chosen)``).
     """
 
-    def __init__(self, specs: Iterable[ParamsSpec]) -> None:
-        chosen, hook = _choose(list(specs))
+    def __init__(self, specs: list[ParamsSpec]) -> None:
+        chosen, hook = _choose(specs)
         self.hook = hook
-        self.specs: dict[type, ParamsSpec] = {}
-        self._convertible: dict[str, bool] = {}
+        self.chosen = tuple(position for position, _ in chosen)
+        self.convertible: list[bool] = []
         typed: list[Any] = []
         loose: list[Any] = []
         tag_members: set[bytes] = set()
-        for spec, nodes in chosen:
+        for index, (position, nodes) in enumerate(chosen):
+            spec = specs[position]
             convertible = all(isinstance(n, _CONVERTIBLE) for n in nodes)
-            t = _envelope("_Call", spec.method, Union[spec.type, UnsetType], spec)  # noqa: UP007
-            u = _envelope("_LooseCall", spec.method, Any, spec)
-            self.specs[t] = spec
-            self._convertible[spec.method] = convertible
-            typed.append(t)
-            loose.append(u)
+            typed.append(
+                _envelope("_Call", spec.method, Union[spec.type, UnsetType], index)  # noqa: UP007
+            )
+            loose.append(_envelope("_LooseCall", spec.method, Any, index))
+            self.convertible.append(convertible)
             if convertible:
                 tag_members.update(
                     b'"%s":%s' % (str(n.tag_field).encode(), msgspec.json.encode(n.tag))
                     for n in nodes
                     if isinstance(n, mi.StructType) and n.tag_field is not None
                 )
-        stop = _envelope("_NoRoute", _NO_ROUTE, Any, None)
+        self.classes = tuple(typed)
+        stop = _envelope("_NoRoute", _NO_ROUTE, Any, len(chosen))
         self.typed = msgspec.json.Decoder(_union([*typed, stop]), dec_hook=hook)
-        self._loose = msgspec.json.Decoder(_union([*loose, stop]))
-        self.typed_decode = self.typed.decode
-        self._tag_members = tuple(sorted(tag_members))
+        self.loose = msgspec.json.Decoder(_union([*loose, stop]))
+        self.tag_members = tuple(sorted(tag_members))
+
+
+_SHAPES: dict[Any, _Shape] = {}
+_MAX_SHAPES = 64  # distinct tables kept; the oldest is dropped beyond
+
+
+def _shape(specs: list[ParamsSpec]) -> _Shape:
+    """The shape for ``specs``: shared when an equal table built one before."""
+    try:
+        key: Any = tuple((s.method, s.type, s.dec_hook) for s in specs)
+        shape = _SHAPES.get(key)
+    except TypeError:  # an unhashable type annotation: not shared
+        return _Shape(specs)
+    if shape is None:
+        shape = _SHAPES[key] = _Shape(specs)
+        if len(_SHAPES) > _MAX_SHAPES:
+            del _SHAPES[next(iter(_SHAPES))]
+    return shape
+
+
+class Plan:
+    """The one-pass decoders of one revision of a :class:`ParamsTable`.
+
+    Attributes:
+        typed: decodes a call of a known method with its params typed into
+            an envelope Struct whose ``index`` points into :attr:`by_index`
+            (the :class:`ParamsSpec` of its method; ``None``: no such method).
+        by_index: envelope ``index`` -> :class:`ParamsSpec`, or ``None``.
+        typed_decode: ``typed.decode``, bound once (the hot path).
+    """
+
+    __slots__ = ("_shape", "by_index", "hook", "typed", "typed_decode")
+
+    def __init__(self, specs: Iterable[ParamsSpec]) -> None:
+        listed = list(specs)
+        shape = self._shape = _shape(listed)
+        self.hook = shape.hook
+        self.by_index: tuple[ParamsSpec | None, ...] = (
+            *(listed[position] for position in shape.chosen), None
+        )
+        self.typed = shape.typed
+        self.typed_decode = shape.typed.decode
+
+    @property
+    def specs(self) -> dict[type, ParamsSpec]:
+        """Envelope class -> the :class:`ParamsSpec` of its method."""
+        return dict(zip(self._shape.classes, self.by_index, strict=False))
 
     def __bool__(self) -> bool:
-        return bool(self.specs)
+        return bool(self._shape.chosen)
 
     def tags_last(self, data: bytes) -> bool:
         """Whether ``data`` writes union tags after their payload.
@@ -184,7 +232,7 @@ class Plan:
         JSON that ends with a tag member (``"type":"text"``) and the closing
         brackets, i.e. whose last tagged object has its tag last.
         """
-        return data.rstrip(_CLOSERS).endswith(self._tag_members)
+        return data.rstrip(_CLOSERS).endswith(self._shape.tag_members)
 
     def decode_loose(self, data: bytes) -> tuple[Any, ParamsSpec, Any] | None:
         """Decode a call to builtins, then convert its params (for tags-last input).
@@ -195,30 +243,30 @@ class Plan:
         Raises:
             Exception: whatever msgspec or the ``dec_hook`` raise.
         """
-        env = self._loose.decode(data)
-        spec = env.spec
+        shape = self._shape
+        env = shape.loose.decode(data)
+        spec = self.by_index[env.index]
         if spec is None:
             return None
-        convertible = self._convertible[spec.method]
         params = env.params
         if params is UNSET or params is None:
             return env, spec, params
-        if not convertible:
-            env = self.typed.decode(data)
+        if not shape.convertible[env.index]:
+            env = shape.typed.decode(data)
             return env, spec, env.params
         if self.hook is None:
             return env, spec, msgspec.convert(params, spec.type)
         return env, spec, msgspec.convert(params, spec.type, dec_hook=self.hook)
 
 
-def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[ParamsSpec, list[mi.Type]]], Any]:
-    """The specs one union decoder can serve, and its ``dec_hook``.
+def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[int, list[mi.Type]]], Any]:
+    """The specs one union decoder can serve (by position), and its ``dec_hook``.
 
     A decoder has one ``dec_hook``: the specs using the most common hook are
     kept, plus those whose type needs no hook at all; the rest stay two-pass.
     """
-    analysed: list[tuple[ParamsSpec, list[mi.Type], bool]] = []
-    for spec in specs:
+    analysed: list[tuple[int, ParamsSpec, list[mi.Type], bool]] = []
+    for position, spec in enumerate(specs):
         if spec.method == _NO_ROUTE:
             continue
         try:
@@ -228,11 +276,11 @@ def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[ParamsSpec, list[mi.Typ
         needs_hook = any(isinstance(n, mi.CustomType) for n in nodes)
         if needs_hook and spec.dec_hook is None:
             continue  # msgspec cannot decode it: two passes give the error
-        analysed.append((spec, nodes, needs_hook))
+        analysed.append((position, spec, nodes, needs_hook))
     counts: dict[Any, int] = {}
-    for spec, _, needs in analysed:
+    for _, spec, _, needs in analysed:
         if needs:
             counts[spec.dec_hook] = counts.get(spec.dec_hook, 0) + 1
     hook = max(counts, key=counts.__getitem__) if counts else None
-    chosen = [(s, n) for s, n, needs in analysed if not needs or s.dec_hook is hook]
+    chosen = [(p, n) for p, s, n, needs in analysed if not needs or s.dec_hook is hook]
     return chosen, hook

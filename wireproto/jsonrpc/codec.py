@@ -381,7 +381,7 @@ class Decoder:
         try:
             if len(data) < BIG or not plan.tags_last(data):
                 env = plan.typed_decode(data)
-                spec = env.spec
+                spec = plan.by_index[env.index]
                 if spec is None:
                     return None
                 params = env.params
@@ -530,7 +530,7 @@ class Encoder:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self._encoder = msgspec.json.Encoder()
-        self._buf = bytearray(4096)
+        self._buf = bytearray()  # grows to the largest message (up to 1 MiB) on first use
 
     def encode(self, message: Message) -> bytes:
         """Return one message as compact UTF-8 JSON followed by ``\\n``.
@@ -543,7 +543,7 @@ class Encoder:
         buf.append(10)
         out = bytes(buf)
         if len(buf) > 1 << 20:  # do not pin a huge buffer after a big message
-            self._buf = bytearray(4096)
+            self._buf = bytearray()
         return out
 
     def request(self, id: Id, method: str, params: Any = UNSET) -> bytes:

@@ -33,7 +33,6 @@ front connection).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -47,6 +46,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import FormOrUrl
 from wireproto.adapters.acp.clientstate import SessionEvent
 from wireproto.adapters.acp.translate import block_out
 from wireproto.adapters.mcp import messages as mcp
@@ -55,7 +55,9 @@ from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
+from wireproto.proxy.questions import form_content, form_questions
 from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
 from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
@@ -151,27 +153,17 @@ class AcpBackedAgent(Agent):
                 log.info("proxy: %s started (pid %d)", self.cmd[0], child.pid)
                 async with ClientConnection(child, on_permission=self._on_permission,
                                             on_update=self._on_update,
+                                            on_elicitation=self._on_elicitation,
+                                            elicitation_modes=("form",),
                                             name="acp backend") as client:
                     await client.initialize()
                     self.client = client
                     task_status.started()
                     started = True
-                    async with anyio.create_task_group() as tg:
-
-                        async def closed() -> None:
-                            await client.wait_closed()
-                            tg.cancel_scope.cancel()
-
-                        tg.start_soon(closed)
-                        await self._stop.wait()
-                        tg.cancel_scope.cancel()
-                    with contextlib.suppress(anyio.BrokenResourceError,
-                                             anyio.ClosedResourceError):
-                        await child.send_eof()  # let it finish; it may be gone already
-        except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
+                    await hold_backend(child, client.wait_closed, self._stop)
+        except START_ERRORS as exc:
             if not started:
-                raise BackendGone(f"cannot start the backend agent {self.cmd[0]}: {exc}; "
-                                  "check the command given after --") from None
+                raise start_failure(self.cmd[0], exc) from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
             self.client = None
@@ -437,6 +429,25 @@ class AcpBackedAgent(Agent):
         if isinstance(update, s.ToolCall):
             self._announced.set()
             self._announced = anyio.Event()
+
+    async def _on_elicitation(self, request: FormOrUrl) -> s.CreateElicitationResponse:
+        """A form of choice fields becomes the front client's questions."""
+        if not isinstance(request, s.CreateFormElicitationRequest):
+            return s.DeclineElicitationResponse()  # (only form mode is advertised)
+        sid = request.session_id if isinstance(request.session_id, str) else ""
+        turn = self._turns.get(sid)
+        if turn is None or not turn.client.questions:
+            refuse_once("elicitation", "the front client answers no questions (or no turn "
+                        "runs); the form is declined")
+            return s.DeclineElicitationResponse()
+        questions = form_questions(request)
+        if questions is None:
+            refuse_once("elicitation fields", "only choice fields have a Wire counterpart "
+                        "(QuestionRequest); the form is declined")
+            return s.DeclineElicitationResponse()
+        call_id = request.tool_call_id if isinstance(request.tool_call_id, str) else ""
+        answers = [await turn.ask(question, call_id) for _, question in questions]
+        return form_content(questions, answers)
 
     async def _on_permission(self, request: s.RequestPermissionRequest) -> Any:
         turn = self._turns.get(request.session_id)

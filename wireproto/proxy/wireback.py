@@ -32,7 +32,6 @@ inside ``async with agent.running():``, which owns the backend processes.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -57,6 +56,7 @@ from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import Notice, PlanEntry, PlanStatus, StopReason, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, WIRE_OPTIONS
 from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
 from wireproto.transports.subprocess import open_subprocess
@@ -209,22 +209,10 @@ class WireBackedAgent(Agent):
                     backend.client = client
                     task_status.started()
                     started = True
-                    async with anyio.create_task_group() as tg:
-
-                        async def closed() -> None:
-                            await client.wait_closed()
-                            tg.cancel_scope.cancel()
-
-                        tg.start_soon(closed)
-                        await backend.closing.wait()
-                        tg.cancel_scope.cancel()
-                    with contextlib.suppress(anyio.BrokenResourceError,
-                                             anyio.ClosedResourceError):
-                        await child.send_eof()  # let it finish; it may be gone already
-        except (OSError, ConnectionClosed, RpcError, TimeoutError) as exc:
+                    await hold_backend(child, client.wait_closed, backend.closing)
+        except START_ERRORS as exc:
             if not started:
-                raise BackendGone(f"cannot start the backend agent {cmd[0]}: {exc}; "
-                                  "check the command given after --") from None
+                raise start_failure(cmd[0], exc) from None
             log.warning("proxy: session %s: the backend ended: %s", session.id, exc)
         finally:
             backend.ended.set()

@@ -51,7 +51,7 @@ from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request
 from wireproto.rpc._waiter import Waiter
 from wireproto.rpc._writer import Item, Writer
-from wireproto.rpc.router import Reply, Route
+from wireproto.rpc.router import NO_REPLY, Reply, Route
 
 __all__ = ["HandlerPool"]
 
@@ -266,6 +266,8 @@ class HandlerPool:
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
         finally:
             del self._running[key]
+        if result is NO_REPLY:
+            return None
         then: Sequence[tuple[str, Any]] = ()
         if type(result) is Reply:
             result, then = result.result, result.then

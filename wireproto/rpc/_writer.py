@@ -166,7 +166,8 @@ class Writer:
     def start(self, tg: anyio.abc.TaskGroup, waiter: Callable[[], Waiter]) -> None:
         """Start writing in ``tg``, parking the task with ``waiter``s (needs a running loop)."""
         self._new_waiter = waiter
-        self._done = anyio.Event()
+        self._finished = False
+        self._done: anyio.Event | None = None  # created by a waiter (most never wait)
         self._started = True
         tg.start_soon(self._run)
 
@@ -303,6 +304,10 @@ class Writer:
     async def wait_done(self) -> None:
         """Wait until the task has written everything and ended."""
         if self._started:
+            if self._done is None:
+                self._done = anyio.Event()
+                if self._finished:
+                    self._done.set()
             await self._done.wait()
 
     def discard(self) -> None:
@@ -370,4 +375,6 @@ class Writer:
         except STREAM_GONE as exc:
             self._fail(exc)
         finally:
-            self._done.set()
+            self._finished = True
+            if self._done is not None:
+                self._done.set()

@@ -219,7 +219,8 @@ class Peer:
         self._pending: dict[tuple[type, Id], _Pending] = {}
         self._inbox_busy = 0
         self._closed_cause: BaseException | None = None
-        self._closed = anyio.Event()
+        self._closed = False
+        self._closed_event: anyio.Event | None = None  # created by wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox_task: int | None = None
         self._inbox_handling = False  # the inbox task is inside a notification handler
@@ -316,11 +317,16 @@ class Peer:
     @property
     def closed(self) -> bool:
         """Whether the connection has ended (reader finished or peer closed)."""
-        return self._closed.is_set()
+        return self._closed
 
     async def wait_closed(self) -> None:
         """Wait until the inbound side ends (EOF, broken stream, or local close)."""
-        await self._closed.wait()
+        event = self._closed_event
+        if event is None:
+            event = self._closed_event = anyio.Event()
+            if self._closed:
+                event.set()
+        await event.wait()
 
     async def wait_idle(self) -> None:
         """Wait until no inbound request is being handled or waiting in the backlog.
@@ -343,7 +349,9 @@ class Peer:
             err = ConnectionClosed(f"connection closed before {pending.method} was answered")
             err.__cause__ = self._closed_cause
             pending.resolve(err)
-        self._closed.set()
+        self._closed = True
+        if self._closed_event is not None:
+            self._closed_event.set()
 
     # --------------------------------------------------------------- sending
 
@@ -407,7 +415,7 @@ class Peer:
             TimeoutError: no answer within ``timeout``. A cancellation
                 notification is sent on timeout and on cancellation.
         """
-        if self._closed.is_set():
+        if self._closed:
             raise ConnectionClosed("connection closed") from self._closed_cause
         self._check_running()
         rid: Id = next(self._ids) if id is None else id
@@ -438,7 +446,7 @@ class Peer:
         return self._result(slot.response, result_type)
 
     async def _send_cancel(self, rid: Id) -> None:
-        if self.cancel_method is None or self._closed.is_set():
+        if self.cancel_method is None or self._closed:
             return
         with anyio.move_on_after(1.0, shield=True):
             try:

@@ -31,7 +31,7 @@ import msgspec
 
 from wireproto.jsonrpc.codec import DecHook, ParamsSpec
 
-__all__ = ["Decode", "Handler", "Reply", "Route", "Router"]
+__all__ = ["NO_REPLY", "Decode", "Handler", "Reply", "Route", "Router"]
 
 Handler = Callable[[Any], Awaitable[Any]]
 """An async callable taking the decoded params."""
@@ -58,11 +58,23 @@ class Reply:
     result: Any
     then: Sequence[tuple[str, Any]] = ()
 
+
+class _NoReply:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NO_REPLY"
+
+
+NO_REPLY: Any = _NoReply()
+"""Returned by a request handler: send no answer at all (for requests a
+protocol says must not be answered, e.g. Wire's replayed history)."""
+
 P = TypeVar("P")
 R = TypeVar("R")
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)  # (slots: one router per connection is common)
 class Route:
     """One entry of the method table.
 
@@ -94,9 +106,28 @@ class Route:
         return self.decode is None or self.dec_hook is not None or self.lenient is not None
 
 
+_STRICT: dict[Any, msgspec.json.Decoder[Any]] = {}
+_MAX_STRICT = 512  # decoders kept; the oldest is dropped beyond
+
+
+def _strict(params_type: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
+    """A msgspec decoder for ``params_type``, shared by routers (one per connection is common)."""
+    try:
+        decoder = _STRICT.get((params_type, dec_hook))
+    except TypeError:  # an unhashable type annotation: not shared
+        return msgspec.json.Decoder(params_type, dec_hook=dec_hook)
+    if decoder is None:
+        decoder = _STRICT[(params_type, dec_hook)] = msgspec.json.Decoder(
+            params_type, dec_hook=dec_hook
+        )
+        if len(_STRICT) > _MAX_STRICT:
+            del _STRICT[next(iter(_STRICT))]
+    return decoder
+
+
 def _strict_first(params_type: Any, dec_hook: DecHook | None, lenient: Decode | None) -> Decode:
     """The decoder of a route declared with ``dec_hook`` / ``lenient``."""
-    strict = msgspec.json.Decoder(params_type, dec_hook=dec_hook)
+    strict = _strict(params_type, dec_hook)
     if lenient is None:
         return strict.decode
 

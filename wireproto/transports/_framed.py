@@ -36,10 +36,13 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
+__all__ = ["JOIN_BYTES", "READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
+
+JOIN_BYTES = 256 * 1024
+"""The most bytes of several messages :meth:`FramedStream.send_many` joins into one write."""
 
 YIELD_EVERY = 32
 """Messages handed out from one read between two yields to the event loop.
@@ -158,11 +161,25 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         await self._write(frame(item))
 
     async def send_many(self, items: Sequence[bytes]) -> None:
-        """Send several messages, in order, in one write (none: only flush)."""
+        """Send several messages, in order, in few writes (none: only flush).
+
+        Small messages are joined into writes of up to :data:`JOIN_BYTES`; a
+        larger one is written on its own, so a batch of big messages is
+        never copied whole (which would double the sender's memory).
+        """
         if len(items) == 1:
             await self._write(frame(items[0]))
-        else:
-            await self._write(b"".join([frame(item) for item in items]))
+            return
+        group: list[bytes] = []
+        size = 0
+        for item in items:
+            data = frame(item)
+            if group and size + len(data) > JOIN_BYTES:
+                await self._write(group[0] if len(group) == 1 else b"".join(group))
+                group, size = [], 0
+            group.append(data)
+            size += len(data)
+        await self._write(group[0] if len(group) == 1 else b"".join(group))
 
     def try_send(self, item: bytes) -> bool:
         """Write one message now if the byte stream can; return whether it was taken.

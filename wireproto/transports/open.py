@@ -31,15 +31,20 @@ async def open_stream(
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     start_new_session: bool = False,
     redact: Collection[str] = (),
+    inherit_env: bool = True,
+    shutdown_timeout: float = 5.0,
 ) -> AsyncIterator[anyio.abc.ObjectStream[bytes]]:
     """Yield a message stream to ``cmd`` (spawned) or to ``url`` (WebSocket).
 
     Args:
         cmd: the program and its arguments; talks over its stdin/stdout.
         url: a ``ws://`` or ``wss://`` URL (``headers`` sent with the handshake).
-        env: for a spawned command, as
-            :func:`~wireproto.transports.subprocess.open_subprocess` (likewise
-            ``cwd``, ``stderr``, ``start_new_session`` and ``redact``).
+        env: for a spawned command: variables set on top of our environment,
+            unless ``inherit_env=False`` (see
+            :func:`~wireproto.transports.subprocess.open_subprocess`; likewise
+            ``cwd``, ``stderr``, ``start_new_session``, ``redact`` and
+            ``shutdown_timeout``).
+        inherit_env: ``False``: a spawned command gets exactly ``env``.
         max_bytes: the largest accepted inbound message.
 
     Raises:
@@ -57,7 +62,8 @@ async def open_stream(
 
         async with open_subprocess(
             cmd, env=env, cwd=cwd, stderr=stderr, max_bytes=max_bytes,
-            start_new_session=start_new_session, redact=redact,
+            start_new_session=start_new_session, redact=redact, inherit_env=inherit_env,
+            shutdown_timeout=shutdown_timeout,
         ) as child:
             try:
                 yield child

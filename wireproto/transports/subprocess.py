@@ -35,6 +35,15 @@ turns the :class:`~wireproto.errors.ConnectionClosed` into a
 :class:`~wireproto.errors.ProcessExited` carrying both: the entry points
 (:func:`~wireproto.transports.open.open_stream` and what builds on it) raise
 that instead, so a child that dies at start-up says why.
+
+After the shutdown :attr:`SubprocessStream.ended_by` says which step ended
+the child; the shutdown is logged with it.
+
+**Environment.** Every spawning API of wireproto (this one, ``open_stream``,
+``connect_acp``, ``connect_wire``, ``connect_mcp``, the host's executors and
+``LocalTerminals``) treats ``env`` the same way: its entries are set **on
+top of** this process's environment. Pass ``inherit_env=False`` to give the
+child exactly ``env`` and nothing else (:func:`child_env`).
 """
 
 from __future__ import annotations
@@ -55,7 +64,7 @@ from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import FramedStream
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream
 
-__all__ = ["StderrMode", "SubprocessStream", "open_subprocess"]
+__all__ = ["StderrMode", "SubprocessStream", "child_env", "open_subprocess"]
 
 log = logging.getLogger(__name__)
 stderr_log = logging.getLogger(__name__ + ".stderr")
@@ -73,6 +82,18 @@ TAIL_LINES = 12
 _TAIL_LINE_CHARS = 300  # a longer kept line is cut
 EXIT_WAIT = 2.0
 """Seconds :meth:`SubprocessStream.explain` waits for the child to exit and its stderr to end."""
+
+
+def child_env(env: Mapping[str, str] | None, inherit_env: bool = True) -> dict[str, str] | None:
+    """The environment of a spawned child: ``env`` on top of ours, or ``env`` alone.
+
+    Returns:
+        ``None`` (ours, unchanged) when there is nothing to add and
+        ``inherit_env`` holds; else the whole environment.
+    """
+    if inherit_env:
+        return None if not env else {**os.environ, **env}
+    return dict(env or {})
 
 
 class SubprocessStream(FramedStream):
@@ -97,6 +118,9 @@ class SubprocessStream(FramedStream):
         self.program = "the process"
         self.stderr_tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.stderr_done = anyio.Event()
+        self.ended_by: str | None = None
+        """How the child ended during shutdown: ``"stdin closed"`` (it exited
+        by itself), ``"SIGTERM"`` or ``"SIGKILL"``; ``None`` before."""
 
     @property
     def pid(self) -> int:
@@ -149,16 +173,19 @@ async def open_subprocess(
     shutdown_timeout: float = 5.0,
     start_new_session: bool = False,
     redact: Collection[str] = (),
+    inherit_env: bool = True,
 ) -> AsyncIterator[SubprocessStream]:
     """Start ``cmd`` and talk to it over its stdin/stdout.
 
     Args:
         cmd: the program and its arguments (no shell).
-        env: the child's whole environment (default: ours).
+        env: variables set for the child on top of our environment.
+        inherit_env: ``False``: the child gets exactly ``env`` (nothing of ours).
         cwd: the child's working directory (default: ours).
         stderr: ``"inherit"`` or ``"log"`` (drained into :data:`stderr_log`).
         max_bytes: the largest accepted inbound message (default 64 MiB).
-        shutdown_timeout: seconds each step of the shutdown ladder waits.
+        shutdown_timeout: seconds each step of the shutdown ladder waits
+            (first for the child to exit after its stdin closed, then after SIGTERM).
         start_new_session: run the child in its own session, so a terminal's
             Ctrl-C (SIGINT to our process group) does not reach it.
         redact: secrets masked (as ``[redacted]``) in the stderr lines logged
@@ -182,7 +209,7 @@ async def open_subprocess(
             stdin=child_in,
             stdout=child_out,
             stderr=subprocess.PIPE if stderr == "log" else None,
-            env=env,
+            env=child_env(env, inherit_env),
             cwd=cwd,
             start_new_session=start_new_session,
         )
@@ -233,6 +260,7 @@ async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     await stream.aclose()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_discard, stream.stdout)
+        ended_by = "stdin closed"
         for signal_name, send_signal in (
             ("SIGTERM", process.terminate),
             ("SIGKILL", process.kill),
@@ -241,14 +269,19 @@ async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
                 await process.wait()
             if process.returncode is not None:
                 break
-            log.warning("%s (pid %d) still running; sending %s", name, process.pid, signal_name)
+            log.warning("%s (pid %d) still running %g s after %s; sending %s", name,
+                        process.pid, step, ended_by, signal_name)
+            ended_by = signal_name
             try:
                 send_signal()
             except ProcessLookupError:
                 pass
         returncode = await process.wait()
         tg.cancel_scope.cancel()
-    log.debug("%s (pid %d) exited with status %d", name, process.pid, returncode)
+    stream.ended_by = ended_by
+    level = logging.DEBUG if ended_by == "stdin closed" else logging.INFO
+    log.log(level, "%s (pid %d) exited with status %d, ended by %s", name, process.pid,
+            returncode, ended_by)
 
 
 async def _discard(source: anyio.abc.ByteReceiveStream) -> None:

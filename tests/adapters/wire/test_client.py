@@ -98,7 +98,7 @@ async def test_fallback_when_initialize_is_never_answered(
         # a late answer is dropped and prompts still work
         await probe.write_json({"jsonrpc": "2.0", "id": sent["id"], "result": {}})
         async with anyio.create_task_group() as tg:
-            tg.start_soon(client.prompt, "hello")
+            tg.start_soon(awaited, client.prompt("hello"))
             asked = await probe.read_json()
             assert asked["method"] == "prompt" and isinstance(asked["id"], str)
             assert asked["params"] == {"user_input": "hello"}
@@ -394,3 +394,8 @@ async def test_hooks_of_one_event_are_asked_at_once(open_wire: OpenWire) -> None
         assert "".join(e.text for e in events if isinstance(e, m.TextPart)) == "False h2"
         assert [e for e in events if isinstance(e, m.HookTriggered)] == [
             m.HookTriggered(event="PreToolUse", target="Shell", hook_count=3)]
+
+
+async def awaited(turn: Any) -> None:
+    """Run an awaitable prompt turn to its end (for ``start_soon``)."""
+    await turn

@@ -235,7 +235,7 @@ async def test_steer_reaches_the_turn(open_wire: OpenWire, kind: str) -> None:
     async with open_wire(kind, on_event=ticks) as served:
         client = served.client
         async with anyio.create_task_group() as tg:
-            tg.start_soon(client.prompt, "/slow 3")
+            tg.start_soon(awaited, client.prompt("/slow 3"))
             await ticks.first.wait()
             await client.steer("go faster")
         events = client.take_events()
@@ -342,3 +342,8 @@ async def test_the_other_commands_as_wire_shows_them(open_wire: OpenWire) -> Non
         m.TurnBegin, m.TurnEnd,
     ]
     assert (result.status, result.events) == ("finished", len(replayed))
+
+
+async def awaited(turn: Any) -> None:
+    """Run an awaitable prompt turn to its end (for ``start_soon``)."""
+    await turn

@@ -8,7 +8,9 @@
   WebSocket URL and yields an initialized :class:`ClientConnection`; prompt
   turns are :class:`PromptTurn` objects (async streams of typed updates). The default
   handlers :class:`LocalFileSystem` and :class:`LocalTerminals` serve the
-  agent's ``fs/*`` and ``terminal/*`` requests.
+  agent's ``fs/*`` and ``terminal/*`` requests; :func:`stdio_server` /
+  :func:`http_server` build MCP server entries. The protocol's message types
+  are in :mod:`.schema`, exported here and used qualified (``schema.ToolCall``).
 
 Types generated from the official schema live in
 :mod:`wireproto.adapters.acp.schema`. The transports are imported lazily,
@@ -22,8 +24,11 @@ from typing import TYPE_CHECKING
 import anyio
 import anyio.abc
 
+from . import schema
 from .agent import AgentConnection
-from .client import ClientConnection
+from .client import PROTOCOL_VERSION, ClientConnection
+from .clientelicit import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
+from .clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
 from .clientfs import FileSystem, LocalFileSystem
 from .clientstate import (
     ClientSession,
@@ -34,6 +39,7 @@ from .clientstate import (
     option_of_kind,
 )
 from .connect import connect_acp
+from .mcpservers import http_server, sse_server, stdio_server
 from .terminals import LocalTerminals, Terminals
 from .turn import PromptTurn
 
@@ -43,10 +49,15 @@ if TYPE_CHECKING:
     from wireproto.agent.store import StoreArg
 
 __all__ = [
+    "CALL_TIMEOUT",
+    "INITIALIZE_TIMEOUT",
+    "PROTOCOL_VERSION",
     "AgentConnection",
     "ClientConnection",
     "ClientSession",
+    "ElicitationHandler",
     "FileSystem",
+    "FormOrUrl",
     "LoadResult",
     "LocalFileSystem",
     "LocalTerminals",
@@ -55,9 +66,15 @@ __all__ = [
     "SessionEvent",
     "Terminals",
     "UpdateHandler",
+    "answer_problem",
     "connect_acp",
+    "http_server",
     "option_of_kind",
+    "schema",
+    "schema_problem",
     "serve_acp",
+    "sse_server",
+    "stdio_server",
 ]
 
 

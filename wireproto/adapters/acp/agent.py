@@ -12,7 +12,8 @@ to the client come from :class:`~.agentcalls.ClientCalls`).
   -> handler and params decoder. Params are decoded once, leniently, into the
   generated Structs (:mod:`.codec`); invalid params answer ``-32602`` with a
   message naming the field and ``data: {path, reason}``. Everything not in
-  the table (``logout``, unstable and unknown ``_`` methods) is ``-32601``;
+  the table (``logout`` unless the agent ``supports_logout``, unstable and
+  unknown ``_`` methods) is ``-32601``;
   unknown notifications are ignored. ``session/set_model`` (unstable, never
   advertised) shares the option dispatcher with ``session/set_mode`` and
   ``session/set_config_option``.
@@ -125,7 +126,7 @@ AGENT_CAPABILITIES = S.AgentCapabilities(
     ),
 )
 """What ``initialize`` advertises (``sessionCapabilities.delete`` only when the
-agent supports deleting)."""
+agent supports deleting; ``auth.logout`` added when it supports logging out)."""
 
 PROMPT_GATES: dict[type, str] = {
     S.ImageContent: "image",
@@ -260,6 +261,8 @@ class AgentConnection(ClientCalls):
         ]
         if self.agent.supports_delete:
             requests.append(("session/delete", self._delete, S.DeleteSessionRequest, False))
+        if self.agent.supports_logout:
+            requests.append(("logout", self._logout, S.LogoutRequest, False))
         router = Router()
         for method, handler, type_, setup in requests:
             first = method == "initialize"
@@ -379,11 +382,15 @@ class AgentConnection(ClientCalls):
     # ------------------------------------------------------ initialization
 
     def _agent_capabilities(self) -> S.AgentCapabilities:
-        if self.agent.supports_delete:
-            return AGENT_CAPABILITIES
-        sessions = msgspec.structs.replace(AGENT_CAPABILITIES.session_capabilities,
-                                           delete=UNSET)
-        return msgspec.structs.replace(AGENT_CAPABILITIES, session_capabilities=sessions)
+        caps = AGENT_CAPABILITIES
+        if not self.agent.supports_delete:
+            sessions = msgspec.structs.replace(caps.session_capabilities, delete=UNSET)
+            caps = msgspec.structs.replace(caps, session_capabilities=sessions)
+        if self.agent.supports_logout:
+            caps = msgspec.structs.replace(
+                caps, auth=S.AgentAuthCapabilities(logout=S.LogoutCapabilities())
+            )
+        return caps
 
     async def _initialize(self, p: S.InitializeRequest) -> S.InitializeResponse:
         info = p.client_info if isinstance(p.client_info, S.Implementation) else None
@@ -406,6 +413,11 @@ class AgentConnection(ClientCalls):
         await self.agent.authenticate(p.method_id)
         self.authenticated = True
         return S.AuthenticateResponse()
+
+    async def _logout(self, p: S.LogoutRequest) -> S.LogoutResponse:
+        await self.agent.logout()
+        self.authenticated = False
+        return S.LogoutResponse()
 
     def _check_auth(self) -> None:
         if self.require_auth and not self.authenticated:

@@ -3,8 +3,9 @@
 The half of the :class:`~wireproto.agent.api.Channel` an agent uses to ask
 its client for something: permissions (``session/request_permission``) and
 files (``fs/read_text_file`` / ``fs/write_text_file``, only when the client
-advertised them). ACP has no questions, client tools or hooks: those answer
-at once. :class:`~wireproto.adapters.acp.agent.AgentConnection` inherits it
+advertised them), and questions (``elicitation/create``, only when the client
+advertised the mode used: see :mod:`.elicitation`). ACP has no client tools
+or hooks: those answer at once. :class:`~wireproto.adapters.acp.agent.AgentConnection` inherits it
 and provides :attr:`ClientCalls.peer`, :attr:`ClientCalls.capabilities` and
 :attr:`ClientCalls.name`. Results are decoded with the schema's leniency; a
 client's failure to answer a permission request rejects the operation.
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from wireproto.adapters.acp import codec, translate
+from wireproto.adapters.acp import codec, elicitation, translate
 from wireproto.adapters.acp import schema as S
 from wireproto.agent.api import (
     Approval,
@@ -30,6 +31,7 @@ from wireproto.agent.api import (
     Session,
     ToolOutcome,
 )
+from wireproto.agent.questions import Answers, AskStatus
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.rpc.peer import Peer
 
@@ -120,8 +122,54 @@ class ClientCalls:
         )
 
     async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
-        """ACP has no questions: always dismissed (``[]``)."""
-        return []
+        """One question as a form elicitation; ``[]`` when not answered or unsupported."""
+        answers = await self.ask_questions(session, tool_call_id, [question])
+        return list(answers.of(0))
+
+    async def ask_questions(
+        self, session: Session, tool_call_id: str, questions: list[Question]
+    ) -> Answers:
+        """Ask with a form-mode ``elicitation/create`` (see :mod:`.elicitation`).
+
+        No request when the client did not advertise ``elicitation.form``
+        (``UNSUPPORTED``); a failed request counts as cancelled. Cancelling
+        the caller cancels the request (``$/cancel_request``).
+        """
+        if not self.capabilities.questions:
+            return Answers(AskStatus.UNSUPPORTED)
+        params = elicitation.form_request(session.id, tool_call_id, questions)
+        try:
+            response = await self._client_call(
+                "elicitation/create", params, S.CreateElicitationResponse
+            )
+        except (RpcError, RemoteProtocolError) as exc:
+            log.warning("%s: elicitation failed, counted as cancelled: %s", self.name, exc)
+            return Answers(AskStatus.CANCELLED)
+        return elicitation.answers_of(questions, response)
+
+    async def ask_url(
+        self, session: Session, tool_call_id: str, elicitation_id: str, message: str, url: str
+    ) -> AskStatus:
+        """Ask with a URL-mode ``elicitation/create`` (only when ``elicitation.url``)."""
+        if not self.capabilities.url_questions:
+            return AskStatus.UNSUPPORTED
+        params = elicitation.url_request(session.id, tool_call_id, elicitation_id, message, url)
+        try:
+            response = await self._client_call(
+                "elicitation/create", params, S.CreateElicitationResponse
+            )
+        except (RpcError, RemoteProtocolError) as exc:
+            log.warning("%s: URL elicitation failed, counted as cancelled: %s", self.name, exc)
+            return AskStatus.CANCELLED
+        return elicitation.url_status(response)
+
+    async def complete_url(self, session: Session, elicitation_id: str) -> None:
+        """Send ``elicitation/complete`` (only when ``elicitation.url``)."""
+        if self.capabilities.url_questions:
+            await self.peer.notify(
+                "elicitation/complete",
+                S.CompleteElicitationNotification(elicitation_id=elicitation_id),
+            )
 
     async def call_tool(
         self, session: Session, call_id: str, tool: ExternalTool, arguments: Any

@@ -55,10 +55,10 @@ from __future__ import annotations
 
 import logging
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import msgspec
@@ -67,6 +67,8 @@ from msgspec import UNSET
 from wireproto import __version__
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.clientelicit import ElicitationHandler, ElicitationRequests
+from wireproto.adapters.acp.clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT, ExtensionCalls
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientserve import RESOURCE_NOT_FOUND, AgentRequests
 from wireproto.adapters.acp.clientstate import (
@@ -84,13 +86,17 @@ from wireproto.jsonrpc.codec import ACP_DIALECT, IncomingResponse
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 
-__all__ = ["PROTOCOL_VERSION", "ClientConnection"]
+if TYPE_CHECKING:
+    from wireproto.transports.process import ProcessHandle
+
+__all__ = ["CALL_TIMEOUT", "INITIALIZE_TIMEOUT", "PROTOCOL_VERSION", "ClientConnection"]
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 PROTOCOL_VERSION = 1
 """The ACP protocol version this client speaks."""
+
 
 
 def _marker(value: object) -> bool:
@@ -111,7 +117,7 @@ _GATES: dict[str, Callable[[s.AgentCapabilities], bool]] = {
 # ------------------------------------------------------------ connection
 
 
-class ClientConnection:
+class ClientConnection(ExtensionCalls):
     """An ACP client over any message stream.
 
     Args:
@@ -126,12 +132,19 @@ class ClientConnection:
         notices: advertise that the caller renders ``notice`` updates.
         compaction: advertise that it renders compaction updates.
         boolean_options: advertise that it renders boolean config options.
+        on_elicitation: answers ``elicitation/create`` (see
+            :mod:`.clientelicit`); ``elicitation`` is advertised, with
+            ``elicitation_modes``, only when given.
+        on_elicitation_complete: called with the id of each
+            ``elicitation/complete`` (a URL interaction finished).
         update_buffer: updates buffered per turn before the reader waits.
         name: a label for log lines.
 
     Attributes:
         initialize_response: the agent's ``initialize`` answer (``None`` before).
         agent_capabilities: its capabilities (all unsupported before).
+        process: the spawned agent (``pid``, ``returncode`` after the end,
+            ``ended_by``) when :func:`~.connect.connect_acp` started one, else ``None``.
     """
 
     def __init__(
@@ -148,6 +161,9 @@ class ClientConnection:
         boolean_options: bool = False,
         update_buffer: int = 256,
         name: str = "acp client",
+        on_elicitation: ElicitationHandler | None = None,
+        on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+        elicitation_modes: Sequence[str] = ("form", "url"),
     ) -> None:
         self._stream = stream
         self.client_info = client_info or s.Implementation(
@@ -169,8 +185,15 @@ class ClientConnection:
             self._sessions, on_permission=on_permission, file_system=file_system,
             terminals=terminals, name=name,
         )
+        self.elicitations = None if on_elicitation is None else ElicitationRequests(
+            on_elicitation, modes=elicitation_modes, session=self.requests.session,
+            on_complete=on_elicitation_complete, name=name,
+        )
+        if self.elicitations is not None:
+            self.capabilities.elicitation = self.elicitations.capabilities()
         self._peer: Peer | None = None
         self._stack: AsyncExitStack | None = None
+        self.process: ProcessHandle | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -200,6 +223,8 @@ class ClientConnection:
         router.add("session/update", self._on_update, s.SessionNotification,
                    notification=True, dec_hook=acp_codec.dec_hook, lenient=decode_notification)
         self.requests.add_routes(router)
+        if self.elicitations is not None:
+            self.elicitations.add_routes(router)
         return router
 
     @property
@@ -252,7 +277,7 @@ class ClientConnection:
             raise LocalProtocolError(f"the agent did not advertise {method}")
 
     async def initialize(
-        self, *, timeout: float | None = 30.0  # noqa: ASYNC109 (the handshake's deadline)
+        self, *, timeout: float | None = INITIALIZE_TIMEOUT  # noqa: ASYNC109 (the deadline)
     ) -> s.InitializeResponse:
         """Send ``initialize`` (protocol version 1, our capabilities and info).
 
@@ -290,28 +315,36 @@ class ClientConnection:
         log.info("%s: connected to %s", self.name, who)
         return result
 
-    async def authenticate(self, method_id: str) -> s.AuthenticateResponse:
+    async def authenticate(
+        self, method_id: str, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+    ) -> s.AuthenticateResponse:
         """Authenticate with one of the agent's ``authMethods``.
 
         Raises:
             RpcError: e.g. ``-32602`` unknown method, ``-32000`` login failed.
+            TimeoutError: no answer within ``timeout`` seconds (the request is
+                then cancelled with ``$/cancel_request``; ``None``: wait forever).
         """
         params = s.AuthenticateRequest(method_id=method_id)
-        return await self._call("authenticate", params, s.AuthenticateResponse)
+        return await self._call("authenticate", params, s.AuthenticateResponse, timeout=timeout)
 
-    async def logout(self) -> None:
+    async def logout(self, *, timeout: float | None = CALL_TIMEOUT) -> None:  # noqa: ASYNC109
         """Log out (needs the agent's ``auth.logout``)."""
-        await self._call("logout", s.LogoutRequest(), s.LogoutResponse)
+        await self._call("logout", s.LogoutRequest(), s.LogoutResponse, timeout=timeout)
 
     async def new_session(
         self,
         cwd: str,
         mcp_servers: Sequence[s.McpServer] = (),
         additional_directories: Sequence[str] | None = None,
+        *,
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> s.NewSessionResponse:
         """Create a session; its id is registered before any later update is handled.
 
         Raises:
+            TimeoutError: no answer within ``timeout`` seconds (cancelled on
+                the wire; ``None``: wait forever).
             ValueError: ``cwd`` or a directory is not absolute.
             LocalProtocolError: additional directories or an MCP transport
                 the agent did not advertise.
@@ -335,7 +368,8 @@ class ClientConnection:
         opened = anyio.Event()
         self.requests.opening.add(opened)
         try:
-            return await self._call("session/new", params, s.NewSessionResponse, register)
+            return await self._call("session/new", params, s.NewSessionResponse, register,
+                                    timeout=timeout)
         finally:
             self.requests.opening.discard(opened)
             opened.set()
@@ -346,6 +380,8 @@ class ClientConnection:
         cwd: str,
         mcp_servers: Sequence[s.McpServer] = (),
         additional_directories: Sequence[str] | None = None,
+        *,
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> LoadResult:
         """Load a session; the agent's history replay is collected and returned.
 
@@ -356,6 +392,7 @@ class ClientConnection:
             ValueError / LocalProtocolError / RpcError: as :meth:`new_session`;
                 LocalProtocolError also when the agent has no ``loadSession``
                 or the session runs a turn.
+            TimeoutError: no answer within ``timeout`` seconds.
         """
         self._require("session/load")
         dirs = self._check_roots(cwd, additional_directories, mcp_servers)
@@ -370,7 +407,7 @@ class ClientConnection:
         session = self._reopen(session_id, cwd, dirs, "session/load")
         self._replays[session_id] = history
         result = await self._reopen_call("session/load", params, s.LoadSessionResponse,
-                                         session, replay_done)
+                                         session, replay_done, timeout)
         return LoadResult(result, history)
 
     async def resume_session(
@@ -379,11 +416,14 @@ class ClientConnection:
         cwd: str,
         mcp_servers: Sequence[s.McpServer] = (),
         additional_directories: Sequence[str] | None = None,
+        *,
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> s.ResumeSessionResponse:
         """Resume a session without history replay (needs ``sessionCapabilities.resume``).
 
         Raises:
-            ValueError / LocalProtocolError / RpcError: as :meth:`load_session`.
+            ValueError / LocalProtocolError / RpcError / TimeoutError: as
+                :meth:`load_session`.
         """
         self._require("session/resume")
         dirs = self._check_roots(cwd, additional_directories, mcp_servers)
@@ -392,7 +432,7 @@ class ClientConnection:
                                         additional_directories=list(dirs) if dirs else UNSET)
         session = self._reopen(session_id, cwd, dirs, "session/resume")
         return await self._reopen_call("session/resume", params, s.ResumeSessionResponse,
-                                       session)
+                                       session, None, timeout)
 
     def _reopen(
         self, session_id: str, cwd: str, dirs: tuple[str, ...], method: str
@@ -411,10 +451,11 @@ class ClientConnection:
         type_: type[R],
         sessions: tuple[ClientSession, ClientSession | None],
         on_response: Callable[[IncomingResponse], None] | None = None,
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> R:
         session, previous = sessions
         try:
-            result = await self._call(method, params, type_, on_response)
+            result = await self._call(method, params, type_, on_response, timeout)
         except BaseException:
             self._replays.pop(session.session_id, None)
             if self._sessions.get(session.session_id) is session:
@@ -446,27 +487,35 @@ class ClientConnection:
         return tuple(dirs or ())
 
     async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None
+        self, cwd: str | None = None, cursor: str | None = None,
+        *, timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> s.ListSessionsResponse:
         """List the agent's sessions (one page; pass ``next_cursor`` back for more)."""
         params = s.ListSessionsRequest(cwd=UNSET if cwd is None else cwd,
                                        cursor=UNSET if cursor is None else cursor)
-        return await self._call("session/list", params, s.ListSessionsResponse)
+        return await self._call("session/list", params, s.ListSessionsResponse, timeout=timeout)
 
-    async def close_session(self, session_id: str) -> None:
+    async def close_session(
+        self, session_id: str, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+    ) -> None:
         """Close a session (its running turn ends); ``-32002`` counts as success."""
         self.requests.cancel_permissions(session_id)
         await self._forget("session/close", s.CloseSessionRequest(session_id=session_id),
-                           s.CloseSessionResponse, session_id)
+                           s.CloseSessionResponse, session_id, timeout)
 
-    async def delete_session(self, session_id: str) -> None:
+    async def delete_session(
+        self, session_id: str, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+    ) -> None:
         """Delete a session from the agent's list; ``-32002`` counts as success."""
         await self._forget("session/delete", s.DeleteSessionRequest(session_id=session_id),
-                           s.DeleteSessionResponse, session_id)
+                           s.DeleteSessionResponse, session_id, timeout)
 
-    async def _forget(self, method: str, params: Any, type_: type[Any], session_id: str) -> None:
+    async def _forget(
+        self, method: str, params: Any, type_: type[Any], session_id: str,
+        timeout: float | None,  # noqa: ASYNC109 (a per-request deadline)
+    ) -> None:
         try:
-            await self._call(method, params, type_)
+            await self._call(method, params, type_, timeout=timeout)
         except RpcError as exc:
             if exc.code != RESOURCE_NOT_FOUND:
                 raise
@@ -475,7 +524,8 @@ class ClientConnection:
             self._sessions.pop(session_id, None)
 
     async def set_config_option(
-        self, session_id: str, config_id: str, value: str | bool
+        self, session_id: str, config_id: str, value: str | bool,
+        *, timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
     ) -> s.SetSessionConfigOptionResponse:
         """Set a config option; returns (and keeps) the complete new set."""
         params: s.SetSessionConfigOptionRequest
@@ -486,16 +536,19 @@ class ClientConnection:
             params = s.SetSessionConfigOptionSelectRequest(
                 session_id=session_id, config_id=config_id, value=value)
         result = await self._call("session/set_config_option", params,
-                                  s.SetSessionConfigOptionResponse)
+                                  s.SetSessionConfigOptionResponse, timeout=timeout)
         session = self._sessions.get(session_id)
         if session is not None:
             session.config_options = list(result.config_options)
         return result
 
-    async def set_mode(self, session_id: str, mode_id: str) -> None:
+    async def set_mode(
+        self, session_id: str, mode_id: str,
+        *, timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
+    ) -> None:
         """Switch the session's legacy mode."""
         params = s.SetSessionModeRequest(session_id=session_id, mode_id=mode_id)
-        await self._call("session/set_mode", params, s.SetSessionModeResponse)
+        await self._call("session/set_mode", params, s.SetSessionModeResponse, timeout=timeout)
         session = self._sessions.get(session_id)
         if session is not None and session.modes is not None:
             session.modes.current_mode_id = mode_id

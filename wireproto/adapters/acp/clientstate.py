@@ -5,7 +5,8 @@
 * :class:`SessionEvent` is what ``on_update`` receives; replayed history is
   flagged (protocol-acp.md#client-side).
 * :func:`decode_notification` decodes ``session/update`` leniently and also
-  accepts the documented aliases of :data:`_UPDATE_ALIASES` (protocol-acp.md#schema-over-docs).
+  accepts the documented aliases of :data:`_UPDATE_ALIASES` (protocol-acp.md#schema-over-docs),
+  and ``usage_update`` counts sent as ``null`` (read as 0, :data:`_UNKNOWN_COUNTS`).
 * :func:`default_outcome` is the answer to a permission request when no
   handler is installed: the first ``reject_*`` option, else ``cancelled``.
 """
@@ -185,6 +186,12 @@ _UPDATE_ALIASES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """``sessionUpdate`` -> (alias, schema name) pairs accepted on input."""
 
+_UNKNOWN_COUNTS: dict[str, tuple[str, ...]] = {
+    "usage_update": ("used", "size"),
+}
+"""``sessionUpdate`` -> required counts some agents send as ``null`` (or leave out)
+for "unknown"; they are read as 0 instead of dropping the whole update."""
+
 
 def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
     """Decode ``session/update`` params leniently (with the documented aliases).
@@ -200,11 +207,15 @@ def decode_notification(raw: msgspec.Raw) -> s.SessionNotification:
         obj = msgspec.json.decode(raw)
         update = obj.get("update") if isinstance(obj, dict) else None
         kind = update.get("sessionUpdate") if isinstance(update, dict) else None
-        aliases = _UPDATE_ALIASES.get(kind) if isinstance(kind, str) else None
-        if not aliases or not isinstance(update, dict):
+        aliases = _UPDATE_ALIASES.get(kind, ()) if isinstance(kind, str) else ()
+        counts = _UNKNOWN_COUNTS.get(kind, ()) if isinstance(kind, str) else ()
+        if not (aliases or counts) or not isinstance(update, dict):
             raise
         fixed = dict(update)
         for alias, name in aliases:
             if alias in fixed and name not in fixed:
                 fixed[name] = fixed.pop(alias)
+        for name in counts:
+            if fixed.get(name) is None:
+                fixed[name] = 0
         return acp_codec.convert({**obj, "update": fixed}, s.SessionNotification)

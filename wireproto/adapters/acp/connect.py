@@ -8,12 +8,13 @@ sends ``initialize`` before yielding the connection.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Literal
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.clientelicit import ElicitationHandler
 from wireproto.adapters.acp.clientfs import FileSystem
 from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
 from wireproto.adapters.acp.terminals import Terminals
@@ -44,6 +45,11 @@ async def connect_acp(
     boolean_options: bool = False,
     update_buffer: int = 256,
     redact: Collection[str] = (),
+    inherit_env: bool = True,
+    shutdown_timeout: float = 5.0,
+    on_elicitation: ElicitationHandler | None = None,
+    on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
+    elicitation_modes: Sequence[str] = ("form", "url"),
 ) -> AsyncIterator[ClientConnection]:
     """Connect to an ACP agent and yield a running, initialized :class:`ClientConnection`.
 
@@ -54,8 +60,9 @@ async def connect_acp(
         cmd: the agent command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env: the spawned command's environment.
+        env: variables set for the spawned command on top of our environment.
         cwd: the spawned command's working directory.
+        inherit_env: ``False``: the command gets exactly ``env``.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
@@ -64,15 +71,20 @@ async def connect_acp(
         handshake_timeout: seconds the agent has to answer ``initialize``,
             counted once the process is started or the socket open (``None``:
             wait as long as it runs).
+        client_info: see :class:`ClientConnection` (likewise the options
+            ``on_permission`` to ``update_buffer``, and ``on_elicitation`` to
+            ``elicitation_modes``: ``elicitation`` is advertised only with an
+            ``on_elicitation`` handler).
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
-
-    The other keyword arguments (``client_info`` to ``update_buffer``) are
-    those of :class:`ClientConnection`.
+        shutdown_timeout: seconds a spawned agent gets to exit after its
+            stdin closed (and again after SIGTERM) when the connection ends.
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a
         spawned agent is shut down (stdin closed, then SIGTERM, then SIGKILL).
+        Its :attr:`~ClientConnection.process` gives a spawned agent's ``pid``,
+        and its ``returncode`` once the block is left.
 
     Raises:
         ValueError: both or neither of ``cmd`` and ``url``.
@@ -87,19 +99,24 @@ async def connect_acp(
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
+        from wireproto.transports.process import process_of
 
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, redact=redact,
+                max_bytes=max_bytes, redact=redact, inherit_env=inherit_env,
+                shutdown_timeout=shutdown_timeout,
             )
         )
         client = ClientConnection(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
-            update_buffer=update_buffer,
+            update_buffer=update_buffer, on_elicitation=on_elicitation,
+            on_elicitation_complete=on_elicitation_complete,
+            elicitation_modes=elicitation_modes,
         )
+        client.process = process_of(stream)
         await stack.enter_async_context(client)
         if initialize:  # (the clock starts now: the agent is running)
             await client.initialize(timeout=handshake_timeout)

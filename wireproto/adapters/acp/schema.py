@@ -34,6 +34,13 @@ class Base(msgspec.Struct, omit_defaults=True, kw_only=True, repr_omit_defaults=
     """Base class of every generated ACP Struct."""
 
 
+def _written_list() -> list[Any]:
+    """The default of a list the schema requires on the wire that is usually
+    empty (``args``, ``env``, ``headers`` of an MCP server entry): it may be
+    left out when a Struct is built, and is still written, as ``[]``."""
+    return []
+
+
 class Leniency(enum.IntFlag):
     """Inbound decoding rules of one field (``x-deserialize-*`` annotations)."""
 
@@ -845,7 +852,7 @@ class McpServerHttp(Base, McpServer, kw_only=True, tag_field="type", tag="http")
 
     name: str
     url: str
-    headers: list[HttpHeader]
+    headers: list[HttpHeader] = field(default_factory=_written_list)
     meta: dict[str, Any] | UnsetType | None = field(default=UNSET, name="_meta")
 
 
@@ -854,7 +861,7 @@ class McpServerSse(Base, McpServer, kw_only=True, tag_field="type", tag="sse"):
 
     name: str
     url: str
-    headers: list[HttpHeader]
+    headers: list[HttpHeader] = field(default_factory=_written_list)
     meta: dict[str, Any] | UnsetType | None = field(default=UNSET, name="_meta")
 
 
@@ -863,8 +870,8 @@ class McpServerStdio(Base, McpServer, kw_only=True):
 
     name: str
     command: str
-    args: list[str]
-    env: list[EnvVariable]
+    args: list[str] = field(default_factory=_written_list)
+    env: list[EnvVariable] = field(default_factory=_written_list)
     meta: dict[str, Any] | UnsetType | None = field(default=UNSET, name="_meta")
 
 

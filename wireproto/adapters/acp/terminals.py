@@ -18,11 +18,24 @@ stderr merged into stdout):
   ``release`` kills and forgets it; leaving the context kills every
   terminal and reaps every process.
 
+**Shell lines.** Some agents (Kimi CLI, claude-code-acp) send a whole shell
+line in ``command`` and no ``args`` (``{"command": "echo hi"}``). When
+``args`` is empty and ``command`` is not an executable (neither a path to
+one nor a name found on ``PATH``), the line is run by the user's shell:
+``$SHELL -c <command>`` when ``SHELL`` (of the command's environment) is an
+absolute path to an executable, else ``/bin/sh -c <command>``
+(:func:`command_line`). A command with ``args`` always runs directly.
+
+**Working directory.** ``cwd`` defaults to the session's cwd and must lie
+within the session's roots (``[cwd, *additionalDirectories]``, symbolic
+links resolved), like the file system methods.
+
 Errors: an unknown terminal id (or one of another session) is ``-32002``;
-a relative or missing ``cwd``, a NUL character in the command, its
-arguments, ``cwd`` or ``env``, an invalid variable name or a negative output
-limit is ``-32602``; a command that does not exist is ``-32002``, any other
-failure to start ``-32603`` with the system's reason.
+a relative or missing ``cwd``, one outside the session's roots, a NUL
+character in the command, its arguments, ``cwd`` or ``env``, an invalid
+variable name or a negative output limit is ``-32602``; a command that does
+not exist is ``-32002``, any other failure to start ``-32603`` with the
+system's reason.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import codecs
 import itertools
 import logging
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import Mapping
@@ -46,7 +60,7 @@ from wireproto.adapters.acp.clientstate import ClientSession
 from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
-__all__ = ["LocalTerminals", "OutputBuffer", "Terminals"]
+__all__ = ["LocalTerminals", "OutputBuffer", "Terminals", "command_line", "confined_cwd"]
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +196,56 @@ def _exit_status(returncode: int) -> s.TerminalExitStatus:
     return s.TerminalExitStatus(signal=name)
 
 
+_SHELL_CHARS = frozenset(" \t\n;&|<>()$`\\\"'*?[]#~=%{}!")
+"""Characters that make a ``command`` without ``args`` a shell line."""
+
+
+def _executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
+def command_line(command: str, args: list[str], env: Mapping[str, str]) -> list[str]:
+    """The argv that runs an agent's ``command`` and ``args`` (see the module docstring).
+
+    ``command`` runs directly when ``args`` are given, when it names an
+    executable (a path to one, or a name on ``env``'s ``PATH``), or when it
+    holds no space or shell metacharacter (a missing program is then
+    reported as such); otherwise it is a shell line for ``$SHELL -c`` (else
+    ``/bin/sh -c``).
+    """
+    if args:
+        return [command, *args]
+    if os.sep in command and _executable(command):
+        return [command]
+    if os.sep not in command and shutil.which(command, path=env.get("PATH")) is not None:
+        return [command]
+    if not _SHELL_CHARS.intersection(command):
+        return [command]
+    shell = env.get("SHELL", "")
+    if not (os.path.isabs(shell) and _executable(shell)):
+        shell = "/bin/sh"
+    return [shell, "-c", command]
+
+
+def confined_cwd(session: ClientSession, cwd: str | None) -> str:
+    """The working directory of a command: ``cwd`` (default the session's), within its roots.
+
+    Raises:
+        RpcError: ``-32602`` for a relative directory or one outside the roots.
+    """
+    chosen = cwd if cwd is not None else session.cwd
+    if not os.path.isabs(chosen):
+        raise RpcError(ErrorCode.INVALID_PARAMS, f"cwd must be absolute: {chosen}")
+    real = os.path.realpath(chosen)
+    for root in session.roots:
+        base = os.path.realpath(root)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return chosen
+    raise RpcError(ErrorCode.INVALID_PARAMS,
+                   f"cwd is outside the session's roots: {chosen} "
+                   f"(roots: {', '.join(session.roots)})")
+
+
 class LocalTerminals:
     """Local processes as ACP terminals (see the module docstring).
 
@@ -189,8 +253,10 @@ class LocalTerminals:
         max_output_bytes: the output kept per terminal when the agent gives
             no ``outputByteLimit``, and the cap on the one it gives.
         exit_grace: seconds to wait for the end of the output after exit.
-        env: the base environment of commands (default: ours); the
-            request's ``env`` entries are set on top.
+        env: variables set for every command on top of our environment
+            (the rule of every spawning API); the request's ``env`` entries
+            are set on top of those.
+        inherit_env: ``False``: commands get only ``env`` (and the request's).
     """
 
     def __init__(
@@ -199,10 +265,12 @@ class LocalTerminals:
         max_output_bytes: int = 1024 * 1024,
         exit_grace: float = 2.0,
         env: Mapping[str, str] | None = None,
+        inherit_env: bool = True,
     ) -> None:
         self.max_output_bytes = max_output_bytes
         self.exit_grace = exit_grace
         self.env = env
+        self.inherit_env = inherit_env
         self._terminals: dict[str, _Terminal] = {}
         self._ids = itertools.count(1)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -234,6 +302,9 @@ class LocalTerminals:
     async def create(self, session: ClientSession, request: s.CreateTerminalRequest) -> str:
         """Start ``command`` with ``args`` in ``cwd`` (default: the session's cwd).
 
+        A shell line without ``args`` runs through the user's shell, and
+        ``cwd`` must lie within the session's roots (see the module docstring).
+
         Raises:
             RpcError: see the module docstring.
         """
@@ -241,13 +312,15 @@ class LocalTerminals:
             raise LocalProtocolError("use 'async with LocalTerminals()' first")
         cwd = request.cwd if isinstance(request.cwd, str) else session.cwd
         _check_request(request, cwd)
-        env = dict(os.environ if self.env is None else self.env)
+        cwd = confined_cwd(session, cwd)
+        env = {**(os.environ if self.inherit_env else {}), **(self.env or {})}
         env.update({v.name: v.value for v in request.env or ()})
         asked = request.output_byte_limit
         limit = asked if isinstance(asked, int) else self.max_output_bytes
+        argv = command_line(request.command, list(request.args or ()), env)
         try:
             process = await anyio.open_process(
-                [request.command, *(request.args or ())], stdin=subprocess.DEVNULL,
+                argv, stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=cwd, env=env,
                 start_new_session=True,
             )

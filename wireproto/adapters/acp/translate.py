@@ -44,6 +44,7 @@ from typing import Any
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.activity import ACTIVITY_RULES, Accumulated
 from wireproto.agent.api import (
     AgentInfo,
     AuthMethod,
@@ -192,6 +193,8 @@ _TOOL_CONTENT: dict[type, Callable[[Any], S.ToolCallContent]] = {
     Text: lambda c: S.Content(content=S.TextContent(text=c.text)),
     Diff: lambda c: S.Diff(path=c.path, old_text=c.old_text, new_text=c.new_text),
     Terminal: lambda c: S.Terminal(terminal_id=c.terminal_id),
+    **{kind: lambda c: S.Content(content=block_out(c))
+       for kind in (Image, Audio, Video, ResourceText, ResourceBlob, ResourceLink)},
 }
 """Neutral tool content -> ACP ``ToolCallContent`` (content blocks always wrapped)."""
 
@@ -211,10 +214,12 @@ class Context:
     Attributes:
         client: the client's capabilities.
         options: the agent's declared options (for ``config_option_update``).
+        accumulated: streamed text ACP sends whole (see :mod:`.activity`).
     """
 
     client: ClientCapabilities
     options: Sequence[Option] = ()
+    accumulated: Accumulated = dataclasses.field(default_factory=Accumulated)
 
 
 _PLAN_STATUS: dict[str, S.PlanEntryStatus] = {
@@ -236,7 +241,9 @@ def _location(loc: Location) -> S.ToolCallLocation:
     return S.ToolCallLocation(path=loc.path, line=_none_unset(loc.line))
 
 
-def _tool_call(e: ToolCallStarted) -> S.ToolCall:
+def _tool_call(e: ToolCallStarted, ctx: Context | None = None) -> S.ToolCall:
+    if ctx is not None:  # a new call: nothing streamed for its id yet (live or replayed)
+        ctx.accumulated.forget(e.id)
     return S.ToolCall(
         tool_call_id=e.id, title=e.title, name=e.name, kind=e.kind.value, status=e.status.value,
         locations=[_location(loc) for loc in e.locations] if e.locations else UNSET,
@@ -300,12 +307,13 @@ _EVENT_RULES: dict[type, _Rule] = {
     ThoughtChunk: lambda e, ctx, replay: [
         S.AgentThoughtChunk(content=S.TextContent(text=e.text), message_id=e.message_id)
     ],
-    ToolCallStarted: lambda e, ctx, replay: [_tool_call(e)],
+    ToolCallStarted: lambda e, ctx, replay: [_tool_call(e, ctx)],
     ToolCallUpdated: lambda e, ctx, replay: [_tool_update(e)],
     PlanUpdated: lambda e, ctx, replay: [S.Plan(entries=[_plan_entry(x) for x in e.entries])],
     UsageUpdated: lambda e, ctx, replay: _usage(e),
     Notice: _notice,
     SteerReceived: _steer,
+    **ACTIVITY_RULES,
 }
 """Neutral event class -> rule producing ``session/update`` variants.
 
@@ -313,6 +321,12 @@ Event classes missing here (``ApprovalResolved``, ``PlanModeChanged``,
 ``HistoryCleared``) have no ACP variant. ``OptionChanged`` and ``TurnEnded``
 need the session and are handled in :func:`updates`.
 """
+
+
+def updates_of(event: Event, ctx: Context, replay: bool) -> list[S.SessionUpdate]:
+    """The ``session/update`` variants of an event that needs no session (else ``[]``)."""
+    rule = _EVENT_RULES.get(type(event))
+    return rule(event, ctx, replay) if rule is not None else []
 
 
 def updates(
@@ -422,6 +436,7 @@ def client_capabilities(
     methods (commands run locally).
     """
     session = caps.session if isinstance(caps.session, S.ClientSessionCapabilities) else None
+    elicitation = caps.elicitation
     config = session.config_options if session is not None else None
     boolean = isinstance(config, S.SessionConfigOptionsCapabilities) and isinstance(
         config.boolean, S.BooleanConfigOptionCapabilities
@@ -434,6 +449,12 @@ def client_capabilities(
         terminal=False,
         boolean_options=boolean,
         notices=session is not None and isinstance(session.notices, S.NoticeCapabilities),
+        compaction=session is not None and isinstance(session.compaction,
+                                                      S.CompactionCapabilities),
+        questions=isinstance(elicitation, S.ElicitationCapabilities)
+        and isinstance(elicitation.form, S.ElicitationFormCapabilities),
+        url_questions=isinstance(elicitation, S.ElicitationCapabilities)
+        and isinstance(elicitation.url, S.ElicitationUrlCapabilities),
         external_tools_supported=False,
     )
 

@@ -87,6 +87,7 @@ async def connect_mcp(
     cmd: Sequence[str],
     *,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
     cwd: str | None = None,
     stderr: Literal["inherit", "log"] = "log",
     initialize: bool = True,
@@ -97,7 +98,8 @@ async def connect_mcp(
 
     Args:
         cmd: the server command and its arguments (no shell).
-        env: the child's whole environment (default: ours).
+        env: variables set for the child on top of our environment.
+        inherit_env: ``False``: the child gets exactly ``env``.
         cwd: the child's working directory.
         stderr: ``"log"`` (drained into :mod:`logging`) or ``"inherit"``.
         initialize: perform the handshake before yielding (the default).
@@ -115,7 +117,8 @@ async def connect_mcp(
     from wireproto.adapters.mcp.client import ToolClient
     from wireproto.transports.subprocess import open_subprocess
 
-    async with open_subprocess(cmd, env=env, cwd=cwd, stderr=stderr) as stream:
+    async with open_subprocess(cmd, env=env, inherit_env=inherit_env, cwd=cwd,
+                               stderr=stderr) as stream:
         async with ToolClient(stream, client_info=client_info) as client:
             if initialize:
                 await client.initialize(timeout=timeout)

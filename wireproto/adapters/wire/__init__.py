@@ -28,29 +28,64 @@ from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import StoreArg
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
+from . import messages
 from .client import (
-    ApprovalHandler,
+    HANDSHAKE_TIMEOUT,
     EventHandler,
-    HookHandler,
-    QuestionHandler,
-    ToolHandler,
     WireClient,
+    WireEvent,
 )
-from .methods import ClientInfo, ExternalTool, HookSubscription
+from .clientrequests import (
+    ApprovalHandler,
+    HookHandler,
+    LegacyToolHandler,
+    QuestionHandler,
+    ToolEntry,
+    ToolHandler,
+)
+from .clientturn import Reject, ToolContext, WireTurn
+from .methods import (
+    ClientInfo,
+    ExternalTool,
+    ExternalToolsResult,
+    HookSubscription,
+    InitializeResult,
+    PromptResult,
+    ReplayResult,
+    ServerInfo,
+    SetPlanModeResult,
+    SteerResult,
+    WireClientCapabilities,
+)
 from .server import WireServer
 
 __all__ = [
+    "HANDSHAKE_TIMEOUT",
     "ApprovalHandler",
     "ClientInfo",
     "EventHandler",
     "ExternalTool",
+    "ExternalToolsResult",
     "HookHandler",
     "HookSubscription",
+    "InitializeResult",
+    "PromptResult",
     "QuestionHandler",
+    "Reject",
+    "ReplayResult",
+    "ServerInfo",
+    "SetPlanModeResult",
+    "SteerResult",
+    "ToolContext",
+    "ToolEntry",
     "ToolHandler",
     "WireClient",
+    "WireClientCapabilities",
+    "WireEvent",
     "WireServer",
+    "WireTurn",
     "connect_wire",
+    "messages",
     "serve_wire",
 ]
 
@@ -116,12 +151,15 @@ async def connect_wire(
     url: str | None = None,
     headers: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
     cwd: str | None = None,
     stderr: Literal["inherit", "log"] = "log",
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     handshake: bool = True,
+    require_handshake: bool = False,
     client_info: ClientInfo | None = None,
-    external_tools: Mapping[str, tuple[ExternalTool, ToolHandler]] | None = None,
+    tools: Sequence[ToolEntry] = (),
+    external_tools: Mapping[str, tuple[ExternalTool, LegacyToolHandler]] | None = None,
     on_approval: ApprovalHandler | None = None,
     on_question: QuestionHandler | None = None,
     on_hook: HookHandler | None = None,
@@ -129,7 +167,8 @@ async def connect_wire(
     hooks: Sequence[HookSubscription] = (),
     supports_plan_mode: bool = False,
     event_buffer: int = 1024,
-    initialize_timeout: float = 5.0,
+    initialize_timeout: float = HANDSHAKE_TIMEOUT,
+    shutdown_timeout: float = 5.0,
     redact: Collection[str] = (),
 ) -> AsyncIterator[WireClient]:
     """Connect to a Wire server and yield a ready :class:`WireClient`.
@@ -141,44 +180,59 @@ async def connect_wire(
         cmd: the server command and its arguments (no shell).
         url: a WebSocket URL.
         headers: extra HTTP headers for the WebSocket handshake (e.g. a token).
-        env: the spawned command's environment.
-        cwd: the spawned command's working directory.
+        env: variables set for the spawned command on top of our environment.
+        inherit_env: ``False``: the command gets exactly ``env``.
+        cwd: the spawned command's directory.
         stderr: the spawned command's stderr: ``"log"`` (drained into
             :mod:`logging`, the default; its last lines are kept for
             :class:`~wireproto.errors.ProcessExited`) or ``"inherit"``.
         max_bytes: the largest accepted inbound message (default 64 MiB).
         handshake: send ``initialize`` first (with the v1 fallback).
+        require_handshake: raise instead of falling back to v1 mode when the
+            server does not answer ``initialize``.
+        client_info: see :class:`WireClient` (likewise the options ``tools``
+            to ``event_buffer``).
+        initialize_timeout: seconds the handshake may take, counted from when
+            the process was started (default :data:`HANDSHAKE_TIMEOUT`: Kimi
+            CLI needs 10 s or more on a loaded machine). When it passes, the
+            client falls back to v1 mode and logs a warning saying why.
+        shutdown_timeout: seconds a spawned server gets to exit after its
+            stdin closed (and again after SIGTERM).
         redact: secrets handed to a spawned server (tokens, keys in ``env``),
             masked in its logged stderr lines.
 
-    The other keyword arguments (``client_info`` to ``initialize_timeout``)
-    are those of :class:`WireClient`.
-
     Yields:
-        the client; on exit it is closed and a spawned server is shut down.
+        the client (its ``process`` gives a spawned server's ``pid``, and its
+        ``returncode`` after the block); on exit it is closed and a spawned
+        server is shut down.
 
     Raises:
         ValueError: both or neither of ``cmd`` and ``url``.
         OSError: the command could not be started or the socket not opened.
         ConnectionClosed: the WebSocket handshake was refused.
+        RemoteProtocolError: ``require_handshake`` and no handshake.
         ProcessExited: the spawned server exited or closed its output while
             a request waited (its exit status and last stderr lines attached).
     """
     async with AsyncExitStack() as stack:
         from wireproto.transports.open import open_stream
+        from wireproto.transports.process import process_of
 
         stream = await stack.enter_async_context(
             open_stream(
                 cmd, url=url, headers=headers, env=env, cwd=cwd, stderr=stderr,
-                max_bytes=max_bytes, redact=redact,
+                max_bytes=max_bytes, inherit_env=inherit_env, redact=redact,
+                shutdown_timeout=shutdown_timeout,
             )
         )
         client = WireClient(
-            stream, client_info=client_info, external_tools=external_tools,
+            stream, client_info=client_info, tools=tools, external_tools=external_tools,
             on_approval=on_approval, on_question=on_question, on_hook=on_hook,
             on_event=on_event, hooks=hooks, supports_plan_mode=supports_plan_mode,
             event_buffer=event_buffer, initialize_timeout=initialize_timeout,
+            require_handshake=require_handshake,
         )
+        client.process = process_of(stream)
         await stack.enter_async_context(client)
         if handshake:
             await client.initialize()

@@ -51,6 +51,8 @@ from wireproto.agent.api import (
     ToolOutcome,
 )
 from wireproto.agent.events import Event
+from wireproto.agent.questions import Answers, AskStatus
+from wireproto.agent.turn import new_id
 from wireproto.errors import (
     ConnectionClosed,
     LocalProtocolError,
@@ -62,6 +64,7 @@ from wireproto.rpc.peer import Peer
 from . import messages as m
 from .envelope import decode_response, encode_event, encode_request
 from .methods import EVENT_METHOD, REQUEST_METHOD, HookSubscription, WireText
+from .questions import answers_of, question_request
 from .translate import WIRE_TO_DECISION, Translator, approval_request, output_text
 
 __all__ = ["LATE_ANSWER_GRACE", "WireChannel"]
@@ -338,6 +341,17 @@ class WireChannel:
         if not question.multi_select:
             return [answer] if answer else []
         return [label.strip() for label in answer.split(",") if label.strip()]
+
+    async def ask_questions(
+        self, session: Session, tool_call_id: str, questions: list[Question]
+    ) -> Answers:
+        """Ask 1-4 questions in one ``QuestionRequest`` (see :mod:`.questions`)."""
+        if not self.capabilities.questions:
+            return Answers(AskStatus.UNSUPPORTED)
+        call_id = self.translator.wire_id(tool_call_id) if tool_call_id else new_id("call")
+        request = question_request(str(uuid.uuid4()), call_id, questions)
+        entry = await self._ask(request)
+        return answers_of(questions, entry.response)
 
     def _subscriptions(self, event: str, target: str) -> list[HookSubscription]:
         found = []

@@ -7,23 +7,43 @@ Theory of operation
 server carry **string** ids (``"prompt-3"``): the reference server rejects
 numeric ids with ``-32600``.
 
-* :meth:`WireClient.initialize` sends the ``initialize`` handshake (our newest
-  version, external tools, capabilities, hook subscriptions) with a timeout.
-  A ``-32601`` answer or no answer at all means a server older than the
-  handshake: the client logs it, sets :attr:`WireClient.legacy` and carries on
-  in v1 mode (protocol-wire.md#compatibility).
-* ``event`` notifications are decoded (unknown types become
-  :class:`~.messages.UnknownEvent`, never an error) and handled in arrival
-  order: passed to ``on_event`` and put on a bounded queue read with
-  :meth:`WireClient.events` / :meth:`WireClient.take_events`. A full queue
-  makes the reader wait (backpressure); a prompt's events are all queued
-  before its response is delivered.
-* ``request``\\ s are answered by the handler table :data:`_REQUEST_HANDLERS`
+* :meth:`WireClient.initialize` sends the handshake (our newest version,
+  external tools, capabilities, hook subscriptions) with a timeout
+  (:data:`HANDSHAKE_TIMEOUT` by default). A ``-32601`` answer or no answer at
+  all means a server older than the handshake: the client logs a warning with
+  the reason, sets :attr:`WireClient.legacy` and carries on in v1 mode, unless
+  ``require_handshake`` is set (then it raises).
+* **Turns.** ``async with client.prompt(text) as turn: async for event in
+  turn`` yields the turn's events and ends at the ``prompt`` response
+  (:class:`~.clientturn.WireTurn`; ``await client.prompt(text)`` still runs a
+  turn to its end). One turn at a time per connection.
+* **Events** are decoded (unknown types become :class:`~.messages.UnknownEvent`,
+  never an error) and handled in arrival order: passed to ``on_event``, then
+  to the iterated turn when one is running, else to the stream of events
+  *outside turns* read with :meth:`WireClient.events` /
+  :meth:`WireClient.take_events` (replays, events of awaited prompts). That
+  stream holds ``event_buffer`` events; when nobody reads it, the oldest is
+  dropped (logged once per overflow) and the connection never stalls.
+  An iterated turn's buffer is bounded too, but makes the reader wait.
+* ``request``\\ s are answered by the handler table :data:`~.clientrequests.REQUEST_HANDLERS`
   (approval, external tool, question, hook), each with a safe default:
   reject, an error tool result, dismissed, allow. When the server resolves a
   request by itself (an ``ApprovalResponse`` / ``ToolResult`` event naming a
-  request still being handled, protocol-wire.md#visible-resolution), the
-  handler is cancelled and the default answer is sent.
+  request still being handled), the handler is cancelled and the default
+  answer is sent. When a ``prompt`` response arrives, the external tool
+  handlers of that turn still running are cancelled the same way (after a
+  cancel the server never closes a pending tool call).
+* **Replay.** The requests a server re-sends during :meth:`WireClient.replay`
+  are history: no handler runs for them and they get no answer at all (the
+  protocol says replayed requests must not be answered). The client treats
+  every request as history from the moment ``replay`` is sent until the next
+  ``prompt`` (they are logged at debug level).
+* **Deadlines.** Every call takes ``timeout=`` (seconds, ``None``: wait
+  forever): ``initialize`` :data:`HANDSHAKE_TIMEOUT`, ``steer`` / ``cancel``
+  / ``set_plan_mode`` / extension calls :data:`CALL_TIMEOUT`, ``prompt`` and
+  ``replay`` none. Wire cannot cancel a single request: a call that timed out
+  raises ``TimeoutError`` and its late answer is dropped; a ``replay`` that
+  timed out is stopped with ``cancel``.
 """
 
 from __future__ import annotations
@@ -32,7 +52,7 @@ import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -40,13 +60,25 @@ import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto import __version__
-from wireproto.errors import LocalProtocolError, RpcError
-from wireproto.jsonrpc.codec import TOO_DEEP, WIRE_DIALECT
+from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
+from wireproto.jsonrpc.codec import WIRE_DIALECT, IncomingResponse
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
-from wireproto.rpc.router import Router
+from wireproto.rpc.router import NO_REPLY, Router
 
 from . import messages as m
+from .clientrequests import (
+    REQUEST_HANDLERS,
+    ApprovalHandler,
+    HookHandler,
+    LegacyToolHandler,
+    QuestionHandler,
+    RequestAnswers,
+    ToolEntry,
+    ToolHandler,
+    with_context,
+)
+from .clientturn import WireTurn
 from .envelope import decode_event, decode_request
 from .methods import (
     CANCEL,
@@ -80,45 +112,49 @@ from .methods import (
 from .versions import CURRENT_VERSION
 
 __all__ = [
+    "CALL_TIMEOUT",
+    "HANDSHAKE_TIMEOUT",
     "ApprovalHandler",
     "EventHandler",
     "HookHandler",
     "QuestionHandler",
+    "ToolEntry",
     "ToolHandler",
     "WireClient",
+    "WireEvent",
 ]
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
 
+if TYPE_CHECKING:
+    from wireproto.transports.process import ProcessHandle
+
+HANDSHAKE_TIMEOUT = 60.0
+"""Default seconds ``initialize`` waits; counted from when the server process
+was started (a loaded machine may need 10 s or more to start a Python agent)."""
+
+CALL_TIMEOUT = 60.0
+"""Default seconds ``steer``, ``cancel``, ``set_plan_mode`` and extension calls wait."""
+
 WireEvent = m.Event | m.UnknownEvent
-"""What the event stream yields."""
-
-ApprovalHandler = Callable[[m.ApprovalRequest], Awaitable[m.ApprovalResponse | m.ApprovalKind]]
-"""Answers an approval: a full response, or just ``"approve"`` / ``"approve_for_session"`` /
-``"reject"``."""
-
-ToolHandler = Callable[[Any], Awaitable[m.ToolReturnValue | str]]
-"""Runs an external tool with its decoded JSON arguments; a string is a successful output."""
-
-QuestionHandler = Callable[[m.QuestionRequest], Awaitable[dict[str, str]]]
-"""Answers questions: question text -> label (comma-joined labels for multi-select)."""
-
-HookHandler = Callable[[m.HookRequest], Awaitable[m.HookResponse | m.HookAction]]
-"""Decides a hook: a full response, or just ``"allow"`` / ``"block"``."""
+"""What the event streams yield."""
 
 EventHandler = Callable[[WireEvent], Awaitable[None]]
 """Sees every event, in order, before it is queued."""
 
 
-class WireClient:
+class WireClient(RequestAnswers):
     """A Wire client over any message stream.
 
     Args:
         stream: the connection to the server.
         client_info: sent in ``initialize`` (default: ``wireproto`` and its version).
-        external_tools: tool name -> (spec, handler) offered to the server.
+        tools: external tools offered to the server, as ``(spec, handler)``
+            pairs; the handler gets the arguments and a :class:`ToolContext`.
+        external_tools: the older form: name -> (spec, handler taking only
+            the arguments).
         on_approval: answers ``ApprovalRequest``\\ s (default: reject).
         on_question: answers ``QuestionRequest``\\ s (default: dismiss); giving
             one declares ``supports_question``.
@@ -126,12 +162,16 @@ class WireClient:
         on_event: called with every event, in order.
         hooks: hook subscriptions sent in ``initialize``.
         supports_plan_mode: declared in ``initialize``.
-        event_buffer: events queued for :meth:`events` before the reader waits;
-            ``0`` queues nothing (use ``on_event``).
+        event_buffer: events outside turns kept for :meth:`events` (the oldest
+            is dropped when it is full); ``0`` keeps none (use ``on_event``).
+            Also the buffer of each iterated turn.
         initialize_timeout: seconds to wait for the ``initialize`` answer.
+        require_handshake: raise instead of falling back to v1 mode.
         name: a label for log lines.
 
     Attributes:
+        process: the spawned server (``pid``, ``returncode`` after the end)
+            when :func:`~wireproto.adapters.wire.connect_wire` started one.
         initialized: the server answered ``initialize``.
         legacy: the server predates ``initialize`` (v1 mode).
         protocol_version: the negotiated version (``None`` in v1 mode).
@@ -145,7 +185,8 @@ class WireClient:
         stream: anyio.abc.ObjectStream[bytes],
         *,
         client_info: ClientInfo | None = None,
-        external_tools: Mapping[str, tuple[ExternalTool, ToolHandler]] | None = None,
+        tools: Sequence[ToolEntry] = (),
+        external_tools: Mapping[str, tuple[ExternalTool, LegacyToolHandler]] | None = None,
         on_approval: ApprovalHandler | None = None,
         on_question: QuestionHandler | None = None,
         on_hook: HookHandler | None = None,
@@ -153,14 +194,19 @@ class WireClient:
         hooks: Sequence[HookSubscription] = (),
         supports_plan_mode: bool = False,
         event_buffer: int = 1024,
-        initialize_timeout: float = 5.0,
+        initialize_timeout: float = HANDSHAKE_TIMEOUT,
+        require_handshake: bool = False,
         name: str = "wire client",
     ) -> None:
         self._stream = stream
         self.client_info = client_info or ClientInfo(name="wireproto", version=__version__)
-        self.external_tools: dict[str, tuple[ExternalTool, ToolHandler]] = dict(
-            external_tools or {}
-        )
+        self.tools: dict[str, ToolEntry] = {}
+        for name_, (spec, legacy) in (external_tools or {}).items():
+            self.tools[name_] = (spec, with_context(legacy))
+        for spec, handler in tools:
+            if spec.name in self.tools:
+                raise ValueError(f"external tool {spec.name!r} given twice")
+            self.tools[spec.name] = (spec, handler)
         self.on_approval = on_approval
         self.on_question = on_question
         self.on_hook = on_hook
@@ -169,7 +215,9 @@ class WireClient:
         self.supports_plan_mode = supports_plan_mode
         self.event_buffer = event_buffer
         self.initialize_timeout = initialize_timeout
+        self.require_handshake = require_handshake
         self.name = name
+        self.process: ProcessHandle | None = None
         self.initialized = False
         self.legacy = False
         self.protocol_version: str | None = None
@@ -183,6 +231,11 @@ class WireClient:
         self._peer: Peer | None = None
         self._events_in: MemoryObjectSendStream[WireEvent] | None = None
         self._events_out: MemoryObjectReceiveStream[WireEvent] | None = None
+        self._turn: WireTurn | None = None
+        self._iterated = False
+        self._turn_tools: set[str] = set()
+        self._replaying = False
+        self._overflowing = False
 
     # ------------------------------------------------------------- lifecycle
 
@@ -239,6 +292,43 @@ class WireClient:
         )
         return result
 
+    async def ext_request(
+        self,
+        method: str,
+        params: Any = None,
+        *,
+        result_type: type[R] | None = None,
+        timeout: float | None = CALL_TIMEOUT,  # noqa: ASYNC109 (a per-request deadline)
+    ) -> Any:
+        """Send a request the Wire protocol does not define (a vendor extension).
+
+        Args:
+            method: the method name.
+            params: any JSON-encodable value or msgspec Struct (``None``: ``{}``).
+            result_type: decode the result as this type (default: plain JSON values).
+            timeout: seconds to wait; ``None``: forever.
+
+        Raises:
+            RpcError / TimeoutError / RemoteProtocolError: an error answer, no
+                answer in time, or a result that does not fit ``result_type``.
+        """
+        raw = await self.peer.request(
+            method, {} if params is None else params, result_type=msgspec.Raw,
+            timeout=timeout, id=f"ext-{next(self._ids)}",
+        )
+        try:
+            return msgspec.json.decode(raw, type=result_type or Any)
+        except msgspec.DecodeError as exc:
+            raise RemoteProtocolError(f"invalid {method} result: {exc}") from exc
+
+    async def ext_notify(self, method: str, params: Any = None) -> None:
+        """Send a notification the Wire protocol does not define.
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+        """
+        await self.peer.notify(method, {} if params is None else params)
+
     async def initialize(
         self, *, timeout: float | None = None  # noqa: ASYNC109 (the handshake's deadline)
     ) -> InitializeResult | None:
@@ -252,11 +342,13 @@ class WireClient:
 
         Raises:
             RpcError: any other error answer (e.g. ``-32000`` during a turn).
+            RemoteProtocolError: the server has no handshake and
+                :attr:`require_handshake` is set.
         """
         params = InitializeParams(
             protocol_version=CURRENT_VERSION,
             client=self.client_info,
-            external_tools=[spec for spec, _ in self.external_tools.values()] or None,
+            external_tools=[spec for spec, _ in self.tools.values()] or None,
             hooks=self.hooks or None,
             capabilities=WireClientCapabilities(
                 supports_question=self.on_question is not None,
@@ -290,39 +382,120 @@ class WireClient:
         return result
 
     def _fall_back(self, why: str) -> None:
+        if self.require_handshake:
+            raise RemoteProtocolError(
+                f"the Wire server did not complete the handshake: {why} "
+                "(raise initialize_timeout for a slow server, or allow the v1 fallback)"
+            )
         self.initialized, self.legacy = False, True
         log.warning("%s: %s; falling back to v1 mode without handshake "
                     "(no external tools, no slash command list)", self.name, why)
 
-    async def prompt(self, user_input: m.UserInput) -> PromptResult:
-        """Run one turn; events stream meanwhile. Returns the final status.
+    def prompt(self, user_input: m.UserInput) -> WireTurn:
+        """A prompt turn: iterate it in ``async with``, or await it for its result.
 
-        Raises:
+        Example::
+
+            async with client.prompt("fix the bug") as turn:
+                async for event in turn:
+                    ...
+            print(turn.status)
+
+        A turn has no deadline; cancelling the task that iterates it cancels
+        it on the server.
+
+        Raises (when run):
             RpcError: ``-32000`` when a turn is already running, or another error.
+            LocalProtocolError: this client already runs a turn.
             ConnectionClosed: the connection ended first.
         """
-        return await self._call(PROMPT, PromptParams(user_input=user_input))
+        return WireTurn(self, user_input, self.event_buffer)
 
-    async def steer(self, user_input: m.UserInput) -> SteerResult:
+    async def _send_prompt(
+        self,
+        turn: WireTurn,
+        on_sent: Callable[[], None] | None,
+        on_response: Callable[[], None] | None,
+    ) -> PromptResult:
+        if self._turn is None:
+            self._turn, self._iterated, self._replaying = turn, on_sent is not None, False
+        elif on_sent is not None:
+            raise LocalProtocolError("this Wire client already runs a turn")
+        # else an awaited prompt during a turn: sent anyway, the server refuses it
+
+        def sent() -> None:
+            if on_sent is not None:
+                # events read before the prompt went out are not the turn's
+                self.peer.call_in_order(lambda: setattr(turn, "accepting", not turn._answered))
+                on_sent()
+
+        def responded(response: IncomingResponse) -> None:
+            turn.accepting = False
+            if self._turn is turn:
+                self._end_tools("the prompt was answered")
+            if on_response is not None:
+                on_response()
+
+        try:
+            result: PromptResult = await self.peer.request(
+                PROMPT.name, PromptParams(user_input=turn.user_input),
+                result_type=PromptResult, id=f"{PROMPT.name}-{next(self._ids)}",
+                on_sent=sent, on_response=responded,
+            )
+            return result
+        finally:
+            if self._turn is turn:
+                self._turn = None
+
+    def _end_tools(self, why: str) -> None:
+        for request_id in self._turn_tools:
+            scope = self._handling.get(request_id)
+            if scope is not None:
+                log.info("%s: external tool call %s still running: %s; cancelling it",
+                         self.name, request_id, why)
+                scope.cancel()
+        self._turn_tools.clear()
+
+    async def steer(
+        self, user_input: m.UserInput, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+    ) -> SteerResult:
         """Add input to the running turn (``-32000`` when none runs)."""
-        return await self._call(STEER, SteerParams(user_input=user_input))
+        return await self._call(STEER, SteerParams(user_input=user_input), timeout)
 
-    async def cancel(self) -> None:
+    async def cancel(self, *, timeout: float | None = CALL_TIMEOUT) -> None:  # noqa: ASYNC109
         """Cancel the running turn or replay (``-32000`` when none runs)."""
-        await self._call(CANCEL)
+        await self._call(CANCEL, limit=timeout)
 
-    async def replay(self) -> ReplayResult:
-        """Stream the session's history as events; returns the counts."""
-        return await self._call(REPLAY)
+    async def replay(self, *, timeout: float | None = None) -> ReplayResult:  # noqa: ASYNC109
+        """Stream the session's history as events outside turns; returns the counts.
 
-    async def set_plan_mode(self, enabled: bool) -> SetPlanModeResult:
+        Requests re-sent during the replay are history: no handler runs and
+        nothing answers them.
+
+        Raises:
+            TimeoutError: it did not end within ``timeout`` (it is then cancelled).
+        """
+        self._replaying = True
+        try:
+            return await self._call(REPLAY, limit=timeout)
+        except TimeoutError:
+            with anyio.move_on_after(CALL_TIMEOUT, shield=True):
+                try:
+                    await self.cancel()
+                except (RpcError, TimeoutError) as exc:
+                    log.debug("%s: cancel of the replay: %r", self.name, exc)
+            raise
+
+    async def set_plan_mode(
+        self, enabled: bool, *, timeout: float | None = CALL_TIMEOUT  # noqa: ASYNC109
+    ) -> SetPlanModeResult:
         """Switch plan mode (``-32000`` when the agent has none)."""
-        return await self._call(SET_PLAN_MODE, SetPlanModeParams(enabled=enabled))
+        return await self._call(SET_PLAN_MODE, SetPlanModeParams(enabled=enabled), timeout)
 
     # --------------------------------------------------------------- events
 
     def events(self) -> AsyncIterator[WireEvent]:
-        """Iterate over the queued events in arrival order until the client is closed.
+        """Iterate over the events outside turns, in arrival order, until the client is closed.
 
         A plain iterator (not an async generator): breaking out of the loop
         needs no clean-up, and several loops may take turns.
@@ -337,9 +510,9 @@ class WireClient:
         return _EventIterator(self._events_out)
 
     def take_events(self) -> list[WireEvent]:
-        """Return (and remove) every event queued so far, without waiting.
+        """Return (and remove) every event outside turns kept so far, without waiting.
 
-        After :meth:`prompt` returns, every event of that turn is queued.
+        After an awaited :meth:`prompt` returns, every event of that turn is there.
         """
         taken: list[WireEvent] = []
         if self._events_out is None:
@@ -359,8 +532,32 @@ class WireClient:
         self._dismiss(event)
         if self.on_event is not None:
             await self.on_event(event)
-        if self._events_in is not None:
-            await self._events_in.send(event)
+        turn = self._turn
+        if turn is not None and turn.accepting:
+            await turn._deliver(event)
+        elif self._events_in is not None:
+            self._keep(event)
+
+    def _keep(self, event: WireEvent) -> None:
+        """Put an event on the stream outside turns, dropping the oldest when full."""
+        assert self._events_in is not None and self._events_out is not None
+        while True:
+            try:
+                self._events_in.send_nowait(event)
+                self._overflowing = False
+                return
+            except anyio.WouldBlock:
+                if not self._overflowing:
+                    log.warning("%s: %d events outside turns unread; dropping the oldest "
+                                "(read client.events() or raise event_buffer)",
+                                self.name, self.event_buffer)
+                    self._overflowing = True
+                try:
+                    self._events_out.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    pass
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
 
     def _dismiss(self, event: WireEvent) -> None:
         """Cancel a handler whose request the server resolved by itself.
@@ -379,9 +576,13 @@ class WireClient:
 
     # ------------------------------------------------------------- requests
 
-    async def _on_request(self, raw: msgspec.Raw) -> m.Response:
+    async def _on_request(self, raw: msgspec.Raw) -> Any:
         request = decode_request(raw)  # RpcError -32602 answers a bad envelope
-        answer, fallback = _REQUEST_HANDLERS[type(request)]
+        if self._replaying:
+            log.debug("%s: replayed %s %s is history: not handled, not answered",
+                      self.name, request.WIRE_TYPE, request.id)
+            return NO_REPLY
+        answer, fallback = REQUEST_HANDLERS[type(request)]
         scope = anyio.CancelScope()
         self._handling[request.id] = scope
         try:
@@ -391,46 +592,6 @@ class WireClient:
             if self._handling.get(request.id) is scope:
                 del self._handling[request.id]
         return fallback(request)  # dismissed by the server: send the safe default
-
-    async def _approval(self, request: m.ApprovalRequest) -> m.Response:
-        if self.on_approval is None:
-            return _reject(request)
-        answer = await self.on_approval(request)
-        if isinstance(answer, str):
-            return m.ApprovalResponse(request_id=request.id, response=answer)
-        return answer
-
-    async def _tool_call(self, request: m.ToolCallRequest) -> m.Response:
-        entry = self.external_tools.get(request.name)
-        if entry is None:
-            return _tool_error(request, f"Unknown external tool {request.name}")
-        try:
-            arguments = msgspec.json.decode(request.arguments or "{}")
-        except RecursionError:
-            return _tool_error(request, f"Invalid JSON arguments: {TOO_DEEP}")
-        except msgspec.DecodeError as exc:
-            return _tool_error(request, f"Invalid JSON arguments: {exc}")
-        try:
-            value = await entry[1](arguments)
-        except Exception as exc:
-            log.exception("%s: external tool %s failed", self.name, request.name)
-            return _tool_error(request, f"{request.name} failed: {exc}")
-        if isinstance(value, str):
-            value = m.ToolReturnValue.ok(value)
-        return m.ToolResult(tool_call_id=request.id, return_value=value)
-
-    async def _question(self, request: m.QuestionRequest) -> m.Response:
-        if self.on_question is None:
-            return _dismiss_question(request)
-        return m.QuestionResponse(request_id=request.id, answers=await self.on_question(request))
-
-    async def _hook(self, request: m.HookRequest) -> m.Response:
-        if self.on_hook is None:
-            return _allow(request)
-        answer = await self.on_hook(request)
-        if isinstance(answer, str):
-            return m.HookResponse(request_id=request.id, action=answer)
-        return answer
 
 
 class _EventIterator:
@@ -447,33 +608,3 @@ class _EventIterator:
             return await self._queue.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             raise StopAsyncIteration from None
-
-
-def _reject(request: Any) -> m.Response:
-    return m.ApprovalResponse(request_id=request.id, response="reject")
-
-
-def _tool_error(request: Any, message: str = "The request was dismissed.") -> m.Response:
-    return m.ToolResult(
-        tool_call_id=request.id,
-        return_value=m.ToolReturnValue.error(message, brief="External tool error"),
-    )
-
-
-def _dismiss_question(request: Any) -> m.Response:
-    return m.QuestionResponse(request_id=request.id, answers={})
-
-
-def _allow(request: Any) -> m.Response:
-    return m.HookResponse(request_id=request.id, action="allow")
-
-
-_RequestAnswer = Callable[[WireClient, Any], Awaitable[m.Response]]
-
-_REQUEST_HANDLERS: dict[type, tuple[_RequestAnswer, Callable[[Any], m.Response]]] = {
-    m.ApprovalRequest: (WireClient._approval, _reject),
-    m.ToolCallRequest: (WireClient._tool_call, _tool_error),
-    m.QuestionRequest: (WireClient._question, _dismiss_question),
-    m.HookRequest: (WireClient._hook, _allow),
-}
-"""Request type -> (answer with the client's handler, the safe default answer)."""

@@ -62,6 +62,7 @@ from wireproto.agent.content import (
     ResourceBlob,
     ResourceLink,
     ResourceText,
+    Terminal,
     Text,
     ToolContent,
     Video,
@@ -89,6 +90,7 @@ from wireproto.agent.events import (
 )
 
 from . import messages as m
+from .activity import ACTIVITY_RULES
 from .display import BriefDisplayBlock, DiffDisplayBlock, DisplayBlock, TodoDisplayBlock
 from .display import TodoDisplayItem as TodoItem
 from .methods import PromptResult
@@ -104,6 +106,7 @@ __all__ = [
     "output_text",
     "prompt_result",
     "tool_display",
+    "tool_output",
     "user_input_to_blocks",
 ]
 
@@ -211,6 +214,31 @@ _CONTENT_TO_DISPLAY: dict[type, Callable[[Any], DisplayBlock | None]] = {
 """Neutral tool content -> Wire display block (terminals have no Wire form)."""
 
 
+_TOOL_PART: dict[type, Callable[[Any], m.ContentPart]] = {
+    Text: lambda b: m.TextPart(text=b.text),
+    Image: lambda b: m.ImageURLPart(image_url=_media_url(b)),
+    Audio: lambda b: m.AudioURLPart(audio_url=_media_url(b)),
+    Video: lambda b: m.VideoURLPart(video_url=m.MediaURL(url=b.url)),
+    ResourceText: lambda b: m.TextPart(text=f"[resource {b.uri}]\n{b.text}"),
+    ResourceLink: lambda b: m.TextPart(text=f"[resource link: {b.name} <{b.uri}>]"),
+    ResourceBlob: lambda b: m.TextPart(
+        text=f"[binary resource {b.uri} ({b.mime_type or 'unknown type'}), not shown]"
+    ),
+}
+"""Neutral tool content -> Wire output part (resources: text with a note)."""
+
+
+def tool_output(content: list[ToolContent]) -> str | list[m.ContentPart]:
+    """A tool result's ``output``: its texts joined with newlines, or content parts.
+
+    Parts are used as soon as the content holds media or resources; diffs and
+    terminals are not output (diffs are display blocks).
+    """
+    if all(isinstance(c, Text | Diff | Terminal) for c in content):
+        return "\n".join(c.text for c in content if isinstance(c, Text))
+    return [_TOOL_PART[type(c)](c) for c in content if type(c) in _TOOL_PART]
+
+
 def tool_display(content: list[ToolContent], brief: str = "") -> list[DisplayBlock]:
     """Display blocks for tool content; a new file's diff has ``old_text == ""``.
 
@@ -307,6 +335,7 @@ class Translator:
         self._todo_ids = itertools.count(1)
         self._turn_open = False
         self.steps = 1
+        self.subagents: dict[str, Translator] = {}  # parent call id -> its sub-agent's
 
     # ----------------------------------------------------------- tool-call ids
 
@@ -350,6 +379,7 @@ class Translator:
         self._approval_ids.clear()
         self._resolved_approvals.clear()
         self._resolved_tools.clear()
+        self.subagents.clear()
         self.steps = 1
 
     def client_result(self, wire_id: str, value: m.ToolReturnValue) -> None:
@@ -418,10 +448,9 @@ class Translator:
         if client_value is not None:
             value = client_value
         else:
-            texts = [c.text for c in call.content if isinstance(c, Text)]
             value = m.ToolReturnValue(
                 is_error=status is ToolStatus.FAILED,
-                output="\n".join(texts),
+                output=tool_output(call.content),
                 message=call.message,
                 display=tool_display(call.content, call.message),
             )
@@ -513,5 +542,6 @@ _EVENT_RULES: dict[type, Callable[[Translator, Any], list[WireEvent]]] = {
     HistoryCleared: _nothing,
     Notice: _notice,
     TurnEnded: Translator._turn_ended,
+    **ACTIVITY_RULES,
 }
 """Neutral event type -> rule returning the Wire events (every event type is listed)."""

@@ -37,6 +37,7 @@ from wireproto.agent.events import (
     HistoryCleared,
     OptionChanged,
     PlanModeChanged,
+    TitleChanged,
     UserMessage,
 )
 from wireproto.errors import InvalidArgument
@@ -179,6 +180,8 @@ class StoredSession(msgspec.Struct):
             self.plan_mode = event.enabled
         elif isinstance(event, UserMessage) and self.title is None:
             self.title = title_of(event.content)
+        elif isinstance(event, TitleChanged):  # set by the agent: the latest wins
+            self.title = event.title
         self.events.append(event)
 
 

@@ -40,8 +40,9 @@ the session is then unknown and its id can be created again.
 
 ``ts`` is the last key of every line, header included. The newest activity of
 a session is therefore found in the last few bytes of its file: listing reads
-the header, the lines up to the first prompt (for the title; remembered once
-found) and the file's tail, never the whole history.
+the header and the file's tail; the title (the last one the agent set, else
+the first prompt's) is found once per process by a scan that decodes only the
+lines that can hold it, then remembered and kept current by :meth:`append`.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from typing import BinaryIO
 import msgspec
 
 from wireproto.agent.api import SessionInfo
-from wireproto.agent.events import Event, UserMessage
+from wireproto.agent.events import Event, TitleChanged, UserMessage
 from wireproto.agent.store.base import (
     PAGE_SIZE,
     StoredSession,
@@ -223,6 +224,10 @@ class JsonlStore:
         except OSError:
             self._release(session_id)  # it may end with a partial line now
             raise
+        titles = [e.title for e in events if isinstance(e, TitleChanged)]
+        summary = self._summaries.get(session_id)
+        if titles and summary is not None:  # listing shows the agent's latest title
+            summary.title = titles[-1]
 
     def delete(self, session_id: str) -> None:
         """Delete a session's file; unknown (and invalid) ids are ignored."""
@@ -407,19 +412,28 @@ def _decode_line(path: Path, number: int, raw: bytes) -> _Line | None:
 
 
 def _scan_title(file: BinaryIO) -> str | None:
-    """Read lines up to the first prompt with a title; return that title."""
+    """The session's title: an agent-set one (the last), else the first prompt's.
+
+    Lines are decoded only when they may hold a prompt (until a title is
+    found) or an agent-set title.
+    """
+    title: str | None = None
     for raw in file:
-        if b'"user_message"' not in raw:
-            continue
-        try:
-            event = _line_decoder.decode(raw).event
-        except msgspec.DecodeError:
-            continue
-        if isinstance(event, UserMessage):
-            title = title_of(event.content)
-            if title is not None:
-                return title
-    return None
+        if title is None and b'"user_message"' in raw:
+            try:
+                event = _line_decoder.decode(raw).event
+            except msgspec.DecodeError:
+                continue
+            if isinstance(event, UserMessage):
+                title = title_of(event.content)
+        elif b'"title"' in raw:
+            try:
+                event = _line_decoder.decode(raw).event
+            except msgspec.DecodeError:
+                continue
+            if isinstance(event, TitleChanged):
+                title = event.title
+    return title
 
 
 def _tail_ts(file: BinaryIO) -> datetime | None:

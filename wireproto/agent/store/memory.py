@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from wireproto.agent.api import SessionInfo
-from wireproto.agent.events import Event, UserMessage
+from wireproto.agent.events import Event, TitleChanged, UserMessage
 from wireproto.agent.store.base import (
     PAGE_SIZE,
     StoredSession,
@@ -84,6 +84,8 @@ class MemoryStore:
             session.updated = ts
             if session.title is None and isinstance(event, UserMessage):
                 session.title = title_of(event.content)
+            elif isinstance(event, TitleChanged):
+                session.title = event.title
 
     def load(self, session_id: str) -> StoredSession:
         """The session's history, options and title.
