@@ -136,6 +136,9 @@ def _load_trace(path: str) -> Any:
             problems = load_trace(f, recorder)
     except OSError as exc:
         raise CliError(f"cannot read the trace: {exc}") from exc
+    if problems and not recorder.records:
+        raise CliError(f"{path} is not a trace ({problems[0]}); record one with "
+                       "'wireproto connect --trace FILE' or 'wireproto proxy --trace FILE'")
     for problem in problems[:20]:
         log.warning("inspect: %s: %s (skipped)", path, problem)
     detail = f"{len(problems)} unreadable line(s) skipped" if problems else ""
