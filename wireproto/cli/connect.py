@@ -87,7 +87,7 @@ def add_parser(sub: Any) -> None:
                         help="Wire: show the session's history first")
     parser.add_argument("--log-level", choices=LEVELS, default="warning",
                         help="stderr log level (default: warning; the log file gets info)")
-    parser.add_argument("cmd", nargs="*", metavar="CMD",
+    parser.add_argument("cmd", nargs="*", metavar="CMD", default=[],  # (default: not required)
                         help="the agent command to spawn (after --)")
     parser.set_defaults(func=main_connect)
 
