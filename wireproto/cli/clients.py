@@ -30,7 +30,9 @@ from wireproto.jsonrpc.messages import ErrorCode
 if TYPE_CHECKING:
     from wireproto.cli.connect import Ui
 
-__all__ = ["AcpDriver", "WireDriver", "initialize_refused", "open_acp", "open_wire"]
+__all__ = [
+    "AcpDriver", "WireDriver", "approval_label", "initialize_refused", "open_acp", "open_wire",
+]
 
 _PERMISSION_KINDS: dict[str, tuple[s.PermissionOptionKind, ...]] = {
     "once": ("allow_once", "allow_always"),
@@ -202,6 +204,17 @@ class WireDriver:
         await self.client.cancel()
 
 
+def approval_label(request: m.ApprovalRequest) -> str:
+    """``sender: action - description``, each part once (an agent often repeats one)."""
+    parts: list[str] = []
+    for part in (request.sender, request.action, request.description):
+        if part and part not in parts:
+            parts.append(part)
+    if not parts:
+        return "an approval"
+    return parts[0] + "".join((": ", " - ")[i] + p for i, p in enumerate(parts[1:]))
+
+
 @asynccontextmanager
 async def open_wire(
     stream: anyio.abc.ObjectStream[bytes], ui: Ui, *, replay: bool = False
@@ -213,8 +226,7 @@ async def open_wire(
         render_wire(ui.printer, event, replay=replaying)
 
     async def on_approval(request: m.ApprovalRequest) -> m.ApprovalKind:
-        decision = await ui.decide(f"{request.sender}: {request.action} - "
-                                   f"{request.description}")
+        decision = await ui.decide(approval_label(request))
         return _WIRE_DECISIONS[decision]
 
     async def on_question(request: m.QuestionRequest) -> dict[str, str]:
