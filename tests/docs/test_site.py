@@ -9,6 +9,7 @@ generated from the docstrings, and strict mode fails on both).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import re
@@ -87,3 +88,16 @@ def test_every_args_entry_names_a_parameter() -> None:
             continue
         bad += [f"{qualname}: {name}" for name in args_entries(doc) if name not in params]
     assert bad == []
+
+
+def test_the_api_reference_shows_docstring_roles_as_plain_code() -> None:
+    spec = importlib.util.spec_from_file_location("mkdocs_roles", REPO / "scripts/mkdocs_roles.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    html = ("<p>Raises :class:<code>~wireproto.errors.ProcessExited</code>, see "
+            ":meth:<code>Peer.request</code> and <code>~/.wireproto</code>.</p>")
+    assert hook.on_page_content(html) == (
+        "<p>Raises <code>ProcessExited</code>, see <code>Peer.request</code> and "
+        "<code>~/.wireproto</code>.</p>")
+    assert "scripts/mkdocs_roles.py" in (REPO / "mkdocs.yml").read_text()
