@@ -9,7 +9,7 @@
 // "cancel": a session/cancel is sent instead and the request is left to the agent to
 // abandon), with cancel a session/cancel is sent at the first agent text, and a form
 // elicitation (the client advertises form elicitation) is answered with LABEL in its
-// "answer" field. After the steps the session
+// (only) field. After the steps the session
 // is loaded again (session/load) and the replayed updates are counted. One JSON summary
 // is printed on stdout.
 
@@ -37,10 +37,11 @@ const app = acp
     }
   })
   .onRequest(acp.methods.client.elicitation.create, async ({ params }) => {
-    const field = params.requestedSchema.properties.answer;
+    const [name] = Object.keys(params.requestedSchema.properties); // one field per question
+    const field = params.requestedSchema.properties[name];
     current.elicited.push({ message: params.message, choices: field.enum ?? null });
     if (current.answer === undefined) return { action: "decline" };
-    return { action: "accept", content: { answer: current.answer } };
+    return { action: "accept", content: { [name]: current.answer } };
   })
   .onRequest(acp.methods.client.session.requestPermission, async ({ params, signal }) => {
     const kind = current?.permission ?? "reject_once";

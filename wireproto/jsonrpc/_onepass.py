@@ -202,8 +202,6 @@ class Plan:
         typed_decode: ``typed.decode``, bound once (the hot path).
     """
 
-    __slots__ = ("_shape", "by_index", "hook", "typed", "typed_decode")
-
     def __init__(self, specs: Iterable[ParamsSpec]) -> None:
         listed = list(specs)
         shape = self._shape = _shape(listed)

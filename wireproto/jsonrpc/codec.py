@@ -393,7 +393,11 @@ class Decoder:
         except Exception:  # anything: the two-pass path answers it
             return None
         d = self.dialect
-        if params is None or (env.jsonrpc is UNSET and d.require_jsonrpc):
+        if (
+            params is None
+            or (env.jsonrpc is UNSET and d.require_jsonrpc)
+            or (type(params) is msgspec.Raw and params == _NULL)  # (raw params)
+        ):
             return None  # ("params": null has its dialect rule)
         if type(params) is msgspec.Raw and d.null_params_as_absent and params == _NULL:
             return None  # (the same rule for a route taking raw params)

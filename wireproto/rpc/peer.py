@@ -51,7 +51,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
 from wireproto.errors import (
@@ -223,6 +223,12 @@ class Peer:
         self._closed_event: anyio.Event | None = None  # created by wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox_task: int | None = None
+        # the inbox (notifications handled in order): created by _open_inbox
+        self._inbox_open = False
+        self._inbox: MemoryObjectSendStream[Any]
+        self._inbox_recv: MemoryObjectReceiveStream[Any]
+        self._inbox_slots: anyio.Semaphore
+        self._receive_tg: anyio.abc.TaskGroup | None = None
         self._inbox_handling = False  # the inbox task is inside a notification handler
 
     @property
@@ -247,15 +253,24 @@ class Peer:
             raise LocalProtocolError("a Peer can be started only once")
         self._receive_scope = anyio.CancelScope()  # needs a running event loop
         self._waiter = waiter_factory()
-        in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
-        self._inbox, self._inbox_recv = in_send, in_recv
-        self._inbox_slots = anyio.Semaphore(self._inbox_size)
         self._tg = anyio.create_task_group()
         await self._tg.__aenter__()
         self._writer.start(self._tg, self._waiter)
         self._handlers.start(self._tg, self._waiter)
-        self._tg.start_soon(self._receive, in_recv)
+        self._tg.start_soon(self._receive)
         return self
+
+    def _open_inbox(self, tg: anyio.abc.TaskGroup) -> None:
+        """Create the inbox and start its task (at the first notification).
+
+        A task, its anyio bookkeeping, the memory stream and the semaphore
+        cost ~9 KiB per connection; most servers never receive a notification.
+        """
+        in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
+        self._inbox, self._inbox_recv = in_send, in_recv
+        self._inbox_slots = anyio.Semaphore(self._inbox_size)
+        self._inbox_open = True
+        tg.start_soon(self._inbox_loop, in_recv)
 
     async def __aexit__(
         self,
@@ -276,8 +291,9 @@ class Peer:
             await self._tg.__aexit__(None, None, None)
         finally:
             self._writer.discard()  # even if a task never started
-            self._inbox.close()
-            self._inbox_recv.close()
+            if self._inbox_open:
+                self._inbox.close()
+                self._inbox_recv.close()
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
         return None
@@ -473,10 +489,10 @@ class Peer:
 
     # --------------------------------------------------------------- reading
 
-    async def _receive(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
+    async def _receive(self) -> None:
         with self._receive_scope:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._inbox_loop, inbox)
+                self._receive_tg = tg  # the inbox task runs here (see _open_inbox)
                 await self._read_loop()
                 await anyio.sleep_forever()  # the inbox works on until the owner closes
 
@@ -552,6 +568,9 @@ class Peer:
         elif not route.notification:
             log.warning("%s: request %s sent as a notification dropped", self.name, msg.method)
         else:
+            if not self._inbox_open:
+                assert self._receive_tg is not None
+                self._open_inbox(self._receive_tg)
             try:  # no scheduling round trip per notification while there is room
                 self._inbox_slots.acquire_nowait()
             except anyio.WouldBlock:
