@@ -62,3 +62,18 @@ def test_a_refused_token_is_told_apart_from_a_missing_one(kit: Any) -> None:
                                 "handshake refused: HTTP 401; "), (args, error)
         assert hint in error, (args, error)
     assert kit.stop(server) == 0
+
+
+def test_a_bad_cwd_or_trace_path_is_refused_before_the_agent_starts(
+    kit: Any, tmp_path: Path
+) -> None:
+    cases = {
+        ("--cwd", str(tmp_path / "nowhere")): f"--cwd {tmp_path / 'nowhere'}: no such "
+                                             "directory (the session's directory must exist)",
+        ("--trace", str(tmp_path / "nowhere" / "t.jsonl")): "cannot write the trace: [Errno 2] "
+                                                           "No such file or directory",
+    }
+    for args, wanted in cases.items():
+        proc = kit.spawn("connect", "acp", *args, "--script", "-", "--", "wireprot",
+                         stdin=subprocess.DEVNULL)
+        assert _error(proc).startswith(f"wireproto: error: {wanted}"), proc.err

@@ -161,11 +161,17 @@ def main_connect(args: argparse.Namespace) -> int:
         check_ws_url(args.ws)
     if args.approve is None:
         args.approve = "never" if args.script else "ask"
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        raise CliError(f"--cwd {args.cwd}: no such directory (the session's directory must "
+                       "exist)")
     script = None if args.script is None else _read_script(args.script)
     with contextlib.ExitStack() as files:
         trace = None
         if args.trace:  # (it holds every message: only its owner may read it)
-            trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
+            try:
+                trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
+            except OSError as exc:
+                raise CliError(f"cannot write the trace: {exc}") from exc
         return run(lambda: _connect(args, script, trace))
 
 
