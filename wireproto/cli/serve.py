@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -152,6 +153,9 @@ def main_wire(args: argparse.Namespace) -> int:
     if args.ws and args.session:
         raise CliError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
+    if args.work_dir is not None and not os.path.isdir(args.work_dir):
+        raise CliError(f"--work-dir {args.work_dir}: no such directory (the session's "
+                       "working directory must exist)")
     runtime = _runtime(args)
 
     async def serve(
