@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -128,6 +129,16 @@ def _describe(exc: BaseException) -> str:
 
 
 def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
+    agent = _find(module, attr, spec, origin)
+    prompt = getattr(type(agent).prompt, "__func__", type(agent).prompt)
+    if (inspect.isfunction(prompt) and not hasattr(prompt, "__wrapped__")
+            and not inspect.iscoroutinefunction(prompt)):
+        raise AgentLoadError(f"{origin} {spec!r}: {type(agent).__name__}.prompt is a plain "
+                             "function; declare it 'async def prompt(self, turn)'")
+    return agent
+
+
+def _find(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
     target: object = module
     for part in attr.split("."):
         try:
