@@ -22,6 +22,8 @@ def _frames_until(ws: Any, predicate: Any) -> list[dict[str, Any]]:
 
 
 def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
+    not_a_trace = tmp_path / "notes.txt"
+    not_a_trace.write_text("some notes\nnot JSON at all\n")
     cases = {
         (): "give exactly one of",
         ("--trace", "x.jsonl", "--ws", "ws://127.0.0.1:1"): "give exactly one of",
@@ -30,8 +32,11 @@ def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
                                                     "(--page-token",
         ("--listen", "nowhere", "--trace", "x"): "--listen: not a [HOST:]PORT",
         ("--trace", str(tmp_path / "missing.jsonl")): "cannot read the trace",
+        ("--trace", str(not_a_trace)): f"{not_a_trace} is not a trace (line 1: not a trace "
+                                       "line (JSON is malformed",
         ("--ws", "ws://127.0.0.1:1/"): "cannot reach the agent",
-        ("--", str(tmp_path / "no-such-agent")): "cannot reach the agent",
+        ("--", str(tmp_path / "no-such-agent")): "cannot start the agent: "
+                                                  f"'{tmp_path / 'no-such-agent'}' was not found",
     }
     for args, message in cases.items():
         proc = kit.spawn("inspect", *args, stdin=subprocess.DEVNULL)

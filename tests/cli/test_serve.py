@@ -141,6 +141,8 @@ def test_agent_option_serves_a_user_agent_from_the_current_directory(
     (["wire", "--agent", "json:dumps"], "dumps() failed: TypeError"),
     (["acp", "--ws", "0.0.0.0:0"], "needs an explicit token"),
     (["wire", "--ws", "0", "--session", "x"], "--session cannot be combined with --ws"),
+    (["wire", "--work-dir", "/no/such/dir"], "--work-dir /no/such/dir: no such directory"),
+    (["--work-dir", "/no/such/dir", "--wire"], "--work-dir /no/such/dir: no such directory"),
 ])
 def test_failures_exit_nonzero_with_one_line(kit: Any, args: list[str], reason: str) -> None:
     proc = kit.spawn(*args)

@@ -55,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wireproto",
         description="Protocol framework for AI agents (Wire and ACP): serve the demo agent or "
-                    "your own, drive agents from the terminal, bridge stdio agents to "
-                    "websocket, and run the end-to-end demo.",
+                    "your own, drive agents from the terminal or a browser inspector, bridge "
+                    "stdio agents to websocket, proxy any agent to either protocol, and run "
+                    "the end-to-end demo.",
         epilog="Wire SDK spawn form: wireproto [--session ID] --work-dir DIR --wire [--model M] "
                "[--thinking | --no-thinking] [--yolo]",
     )
@@ -69,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     bridge_cmd.add_parser(sub)
     demo.add_parser(sub)
     inspect.add_parser(sub)
-    check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
+    check = sub.add_parser("selfcheck", help="run a quick in-process self-check",
+                           description="Run a JSON-RPC round trip between two in-process "
+                                       "peers and print 'self-check passed' (exit status 0).")
     check.set_defaults(func=_main_selfcheck)
     return parser
 
