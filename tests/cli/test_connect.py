@@ -115,9 +115,12 @@ def test_failures_exit_nonzero_with_one_line(kit: Any, workdir: Path) -> None:
     dead = kit.spawn("connect", "acp", "--script", "script.txt", "--", sys.executable, "-c",
                      "pass", cwd=workdir, stdin=subprocess.DEVNULL)
     neither = kit.spawn("connect", "wire", cwd=workdir, stdin=subprocess.DEVNULL)
-    for proc, reason in ((dead, "the agent closed the connection"),
-                         (neither, "give either --ws URL or the agent command after --")):
-        assert proc.wait() == 1
+    both = kit.spawn("connect", "acp", "--ws", "ws://127.0.0.1:1/", "--", "true", cwd=workdir,
+                     stdin=subprocess.DEVNULL)
+    usage = "give either --ws URL or the agent command after --"
+    for proc, reason, status in ((dead, "the agent closed the connection", 1),
+                                 (neither, usage, 2), (both, usage, 2)):
+        assert proc.wait() == status, proc.err
         errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
         assert len(errors) == 1 and reason in errors[0], proc.err
         assert "Traceback" not in proc.err

@@ -36,11 +36,15 @@ def test_usage_errors_say_what_to_do(kit: Any) -> None:
         (("proxy", "--", "true"), "--serve acp or --serve wire"),
         (("proxy", "--serve", "acp", "--agent-protocol", "wire", "--trace", "t.jsonl", "--",
           "true"), "--trace records a relay"),
+        (("proxy", "--wire", "--serve", "acp", "--", "true"), "drop --serve acp"),
+        (("proxy", "--serve", "wire", "--agent-protocol", "acp", "--ws", "0", "--session", "x",
+          "--", "true"), "--session cannot be combined with --ws"),
     ]
     for args, text in cases:
         proc = kit.spawn(*args, stdin=subprocess.DEVNULL)
-        assert proc.wait() == 1
-        assert text in proc.err
+        assert proc.wait() == 2, args  # usage errors
+        errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
+        assert len(errors) == 1 and text in errors[0], proc.err
         assert "Traceback" not in proc.err
 
 

@@ -105,7 +105,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
+    """Run the command line and exit: 0 on success, 1 with a one-line reason on failure.
+
+    A usage error (options that do not go together) exits with status 2.
+    """
     from wireproto.cli.common import CliError, as_cli_error, one_line
     from wireproto.cli.logs import log_failure
 
@@ -126,5 +129,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"wireproto: error: {one_line(reason)}", file=sys.stderr, flush=True)
         for line in reason.details if isinstance(reason, CliError) else ():
             print(f"    {line}", file=sys.stderr, flush=True)
-        sys.exit(1)
+        sys.exit(reason.status if isinstance(reason, CliError) else 1)
     sys.exit(status)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run
+from wireproto.cli.common import CliError, UsageError, run
 from wireproto.cli.logs import LEVELS, home, open_private, redact, setup_logging
 from wireproto.cli.reach import check_ws_url, unreachable
 from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
@@ -156,7 +156,7 @@ def main_connect(args: argparse.Namespace) -> int:
     if args.token:
         redact(args.token)
     if (args.ws is None) == (not args.cmd):
-        raise CliError("give either --ws URL or the agent command after --")
+        raise UsageError("give either --ws URL or the agent command after --")
     if args.ws is not None:
         check_ws_url(args.ws)
     if args.approve is None:

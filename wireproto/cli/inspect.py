@@ -33,7 +33,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import TOKEN_ENV, Listener
 from wireproto.cli.logs import LEVELS, redact, setup_logging
 from wireproto.cli.reach import check_ws_url, unreachable
@@ -81,7 +81,7 @@ def main_inspect(args: argparse.Namespace) -> int:
         redact(args.token)
     sources = [bool(args.cmd), args.ws is not None, args.trace is not None]
     if sum(sources) != 1:
-        raise CliError("give exactly one of: the agent command after --, --ws URL, "
+        raise UsageError("give exactly one of: the agent command after --, --ws URL, "
                        "--trace FILE")
     if args.ws is not None:
         check_ws_url(args.ws)
@@ -99,7 +99,7 @@ def _listener(spec: str, token: str | None) -> Listener:
     except ValueError as exc:
         raise CliError(f"--listen: {exc}") from None
     if not (token or os.environ.get(TOKEN_ENV)) and not is_loopback(host):
-        raise CliError(f"serving the inspector on the non-loopback address {host} needs an "
+        raise UsageError(f"serving the inspector on the non-loopback address {host} needs an "
                        f"explicit token (--page-token or {TOKEN_ENV})")
     return Listener(spec, token, [])
 

@@ -23,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, setup_logging
 
@@ -151,7 +151,7 @@ def main_wire(args: argparse.Namespace) -> int:
     if ignored:
         log.warning("ignoring unsupported options: %s", " ".join(ignored))
     if args.ws and args.session:
-        raise CliError("--session cannot be combined with --ws: each connection chooses its "
+        raise UsageError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
     if args.work_dir is not None and not os.path.isdir(args.work_dir):
         raise CliError(f"--work-dir {args.work_dir}: no such directory (the session's "
