@@ -48,6 +48,17 @@ def test_usage_errors_say_what_to_do(kit: Any) -> None:
         assert "Traceback" not in proc.err
 
 
+def test_a_missing_work_dir_is_refused_in_one_line(kit: Any, tmp_path: Any) -> None:
+    missing = tmp_path / "no-such-dir"
+    for args in (("--serve", "wire", "--agent-protocol", "acp"), ("--wire",)):
+        proc = kit.spawn("proxy", *args, "--work-dir", str(missing), "--", *kit.wireproto,
+                         "acp", stdin=subprocess.DEVNULL)
+        assert proc.wait() == 1, args
+        errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
+        assert errors == [f"wireproto: error: --work-dir {missing}: no such directory (the "
+                          "session's working directory must exist)"], proc.err
+
+
 def test_wireproto_connect_drives_both_translations(kit: Any, tmp_path: Any) -> None:
     script = tmp_path / "prompts.txt"
     script.write_text("hello both ways\n/plan\n")

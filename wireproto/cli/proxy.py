@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import anyio
@@ -97,6 +98,9 @@ def main_proxy(args: argparse.Namespace) -> int:
         raise UsageError("say which protocol to serve: --serve acp or --serve wire")
     if args.wire and args.serve == "acp":
         raise UsageError("--wire (the Wire SDK's spawn form) serves Wire: drop --serve acp")
+    if args.work_dir is not None and not os.path.isdir(args.work_dir):
+        raise CliError(f"--work-dir {args.work_dir}: no such directory (the session's "
+                       "working directory must exist)")
     backend = args.agent_protocol
     if backend == "auto":
         backend = anyio.run(_probe, cmd, backend="asyncio")
