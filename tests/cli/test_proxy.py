@@ -59,6 +59,21 @@ def test_a_missing_work_dir_is_refused_in_one_line(kit: Any, tmp_path: Any) -> N
                           "session's working directory must exist)"], proc.err
 
 
+def test_a_wrong_agent_protocol_names_the_option_that_fixes_it(kit: Any, tmp_path: Any) -> None:
+    script = tmp_path / "prompts.txt"
+    script.write_text("hello\n")
+    for front, back in (("acp", "wire"), ("wire", "acp")):
+        # the agent speaks the front's protocol, but the proxy is told it speaks the other one
+        agent = ["sh", "-c", "exec " + " ".join([*kit.wireproto, front])]
+        proc = kit.spawn("connect", front, "--script", str(script), "--", *kit.wireproto,
+                         "proxy", "--serve", front, "--agent-protocol", back, "--", *agent,
+                         stdin=subprocess.DEVNULL)
+        assert proc.wait() == 1, proc.err
+        assert f"run the proxy with --agent-protocol {front} (or auto)" in proc.err, proc.err
+        assert "wireproto connect" not in proc.err
+        assert "Traceback" not in proc.err
+
+
 def test_wireproto_connect_drives_both_translations(kit: Any, tmp_path: Any) -> None:
     script = tmp_path / "prompts.txt"
     script.write_text("hello both ways\n/plan\n")

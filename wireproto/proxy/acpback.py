@@ -163,7 +163,7 @@ class AcpBackedAgent(Agent):
                     await hold_backend(child, client.wait_closed, self._stop)
         except START_ERRORS as exc:
             if not started:
-                raise start_failure(self.cmd[0], exc) from None
+                raise start_failure(self.cmd[0], exc, "acp") from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
             self.client = None

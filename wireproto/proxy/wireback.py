@@ -212,7 +212,7 @@ class WireBackedAgent(Agent):
                     await hold_backend(child, client.wait_closed, backend.closing)
         except START_ERRORS as exc:
             if not started:
-                raise start_failure(cmd[0], exc) from None
+                raise start_failure(cmd[0], exc, "wire") from None
             log.warning("proxy: session %s: the backend ended: %s", session.id, exc)
         finally:
             backend.ended.set()
