@@ -248,22 +248,3 @@ def test_a_loaded_acp_session_shows_its_banner_then_its_history(kit: Any, workdi
     replayed, prompted = lines.index("> first prompt"), lines.index("> second prompt")
     assert 1 < replayed < prompted
     assert any("first prompt" in line for line in lines[replayed + 1 : prompted])
-
-
-def test_a_new_wire_session_shows_its_id_to_resume_it(kit: Any, workdir: Path) -> None:
-    first = kit.spawn("connect", "wire", "--script", "-", "--", *kit.wireproto, "wire",
-                      cwd=workdir, stdin=subprocess.PIPE, lines=False)
-    first.write("first prompt\n")
-    first.close_stdin()
-    assert first.wait() == 0, first.err
-    banner = first.out.decode().splitlines()[0]
-    assert banner.startswith("[wireproto-demo: session ") and banner.endswith("]"), banner
-    sid = banner.removeprefix("[wireproto-demo: session ").removesuffix("]")
-    again = kit.spawn("connect", "wire", "--replay", "--script", "-", "--", *kit.wireproto,
-                      "wire", "--session", sid, cwd=workdir, stdin=subprocess.PIPE, lines=False)
-    again.write("second prompt\n")
-    again.close_stdin()
-    assert again.wait() == 0, again.err
-    out = again.out.decode()
-    assert out.splitlines()[0] == banner  # the same session, resumed
-    assert "first prompt" in out.split("second prompt")[0]  # its history, replayed first

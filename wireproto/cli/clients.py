@@ -8,7 +8,7 @@ approvals through :meth:`~wireproto.cli.connect.Ui.decide` and questions
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -217,14 +217,9 @@ def approval_label(request: m.ApprovalRequest) -> str:
 
 @asynccontextmanager
 async def open_wire(
-    stream: anyio.abc.ObjectStream[bytes], ui: Ui, *, replay: bool = False,
-    session_id: Callable[[], str | None] | None = None,
+    stream: anyio.abc.ObjectStream[bytes], ui: Ui, *, replay: bool = False
 ) -> AsyncIterator[WireDriver]:
-    """Initialize (falling back to v1 mode if needed) and yield the driver.
-
-    Wire has no session id on the wire: ``session_id``, when given, is asked
-    for it once the agent answered ``initialize``, to show it in the banner.
-    """
+    """Initialize (falling back to v1 mode if needed) and yield the driver."""
     replaying = False
 
     async def on_event(event: WireEvent) -> None:
@@ -245,8 +240,7 @@ async def open_wire(
         except RpcError as exc:
             raise initialize_refused("wire", exc) from exc
         name = result.server.name if result is not None else "Wire server (v1, no handshake)"
-        sid = session_id() if session_id is not None else None
-        ui.printer.line(f"[{name}: session {sid}]" if sid else f"[{name}]")
+        ui.printer.line(f"[{name}]")
         if replay:
             replaying = True
             try:

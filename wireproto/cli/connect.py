@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import logging
 import os
-import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -355,24 +354,4 @@ def _wire(stream: anyio.abc.ObjectStream[bytes], ui: Ui,
           args: argparse.Namespace) -> Any:
     from wireproto.cli.clients import open_wire
 
-    log_path = ui.server_log
-    return open_wire(stream, ui, replay=args.replay,
-                     session_id=None if log_path is None else lambda: served_session(log_path))
-
-
-_SERVED = re.compile(r" serving session (\S+) in ")
-
-
-def served_session(log_path: Path) -> str | None:
-    """The session a spawned ``wireproto wire`` serves, from its log (``None``: not found).
-
-    The server logs it before it reads its first message, so once it has
-    answered ``initialize`` the line is there; the last one counts (a log
-    file is shared by processes that had the same id).
-    """
-    try:
-        with open(log_path, encoding="utf-8", errors="replace") as f:
-            found = _SERVED.findall(f.read())
-    except OSError:
-        return None
-    return found[-1] if found else None
+    return open_wire(stream, ui, replay=args.replay)
