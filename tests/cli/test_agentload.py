@@ -123,6 +123,10 @@ def test_the_option_wins_over_the_variable(kit: Any, project: Path, elsewhere: P
     ("PROJECT/broken.py:agent", False,
      "tried the file PROJECT/broken.py: SyntaxError: invalid syntax (PROJECT/broken.py, line 2)"),
     ("PROJECT/raises.py:agent", False, "tried the file PROJECT/raises.py: KeyError: 'API_KEY'"),
+    ("PROJECT/values.py:agent", False, "agent is an int, neither an Agent nor a callable "
+                                        "returning one (e.g. agent = MyAgent())"),
+    ("PROJECT/sync.py:agent", False, "Sync.prompt is a plain function; declare it 'async def "
+                                     "prompt(self, turn)'"),
     ("nowhere.py:agent", True, "WIREPROTO_AGENT 'nowhere.py:agent': tried the file "),
 ])
 def test_load_errors_say_which_form_was_tried_and_why(
@@ -130,6 +134,10 @@ def test_load_errors_say_which_form_was_tried_and_why(
 ) -> None:
     (project / "broken.py").write_text("x = 1\ndef (:\n")
     (project / "raises.py").write_text("import os\nos.environ['API_KEY']\n")
+    (project / "values.py").write_text("agent = 42\n")
+    (project / "sync.py").write_text("from wireproto.agent import Agent\n\nclass Sync(Agent):\n"
+                                     "    def prompt(self, turn):\n        return 'end_turn'\n\n"
+                                     "agent = Sync()\n")
     spec = spec.replace("PROJECT", str(project))
     wanted = wanted.replace("PROJECT", str(project))
     environ = {**kit.env, "WIREPROTO_AGENT": spec} if env else kit.env

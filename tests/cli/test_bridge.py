@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import threading
@@ -88,3 +89,10 @@ def test_bridge_refuses_without_token_and_serves_a_real_acp_agent(kit: Any) -> N
         thread.join(60)
     assert results == {"one": "You said: hi one", "two": "You said: hi two"}
     assert kit.stop(server) == 0
+
+
+def test_a_missing_agent_command_is_a_usage_error(kit: Any) -> None:
+    proc = kit.spawn("bridge", "--ws", "0", stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    assert proc.err.strip().splitlines()[-1] == ("wireproto: error: give the agent command "
+                                                 "after --")

@@ -115,9 +115,12 @@ def test_failures_exit_nonzero_with_one_line(kit: Any, workdir: Path) -> None:
     dead = kit.spawn("connect", "acp", "--script", "script.txt", "--", sys.executable, "-c",
                      "pass", cwd=workdir, stdin=subprocess.DEVNULL)
     neither = kit.spawn("connect", "wire", cwd=workdir, stdin=subprocess.DEVNULL)
-    for proc, reason in ((dead, "the agent closed the connection"),
-                         (neither, "give either --ws URL or the agent command after --")):
-        assert proc.wait() == 1
+    both = kit.spawn("connect", "acp", "--ws", "ws://127.0.0.1:1/", "--", "true", cwd=workdir,
+                     stdin=subprocess.DEVNULL)
+    usage = "give either --ws URL or the agent command after --"
+    for proc, reason, status in ((dead, "the agent closed the connection", 1),
+                                 (neither, usage, 2), (both, usage, 2)):
+        assert proc.wait() == status, proc.err
         errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
         assert len(errors) == 1 and reason in errors[0], proc.err
         assert "Traceback" not in proc.err
@@ -223,3 +226,25 @@ def test_the_trace_file_is_private_whatever_the_umask(kit: Any, workdir: Path) -
     logs = kit.home / "logs"
     assert logs.stat().st_mode & 0o777 == 0o700
     assert {p.stat().st_mode & 0o777 for p in logs.iterdir()} == {0o600}
+
+
+def test_a_loaded_acp_session_shows_its_banner_then_its_history(kit: Any, workdir: Path) -> None:
+    first = kit.spawn("connect", "acp", "--script", "-", "--", *kit.wireproto, "acp",
+                      cwd=workdir, stdin=subprocess.PIPE, lines=False)
+    first.write("first prompt\n")
+    first.close_stdin()
+    assert first.wait() == 0, first.err
+    banner = first.out.decode().splitlines()[0]
+    assert banner.startswith("[wireproto-demo: session ") and banner.endswith("]")
+    sid = banner.removeprefix("[wireproto-demo: session ").removesuffix("]")
+    again = kit.spawn("connect", "acp", "--session", sid, "--script", "-", "--",
+                      *kit.wireproto, "acp", cwd=workdir, stdin=subprocess.PIPE, lines=False)
+    again.write("second prompt\n")
+    again.close_stdin()
+    assert again.wait() == 0, again.err
+    lines = again.out.decode().splitlines()
+    assert lines[0] == f"[wireproto-demo: session {sid}, loading its history]"
+    assert lines[1].startswith("[fs] ")
+    replayed, prompted = lines.index("> first prompt"), lines.index("> second prompt")
+    assert 1 < replayed < prompted
+    assert any("first prompt" in line for line in lines[replayed + 1 : prompted])

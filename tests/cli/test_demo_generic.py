@@ -46,3 +46,27 @@ def test_without_generic_the_demo_contract_is_announced(kit: Any, tmp_path: Path
     assert status == 1
     assert "checking the demo agent's contract (its slash commands and replies); for an " \
            "agent of your own, add --generic" in out
+
+
+def test_a_server_command_that_cannot_start_is_refused_up_front(
+    kit: Any, tmp_path: Path
+) -> None:
+    (tmp_path / "mine.py").write_text(MINE)
+    (tmp_path / "serve.sh").write_text(f"#!/bin/sh\nexec {sys.executable} -m wireproto \"$@\"\n")
+    (tmp_path / "serve.sh").chmod(0o755)
+    cases = {
+        ("--acp-cmd", "wireprot acp"): "--acp-cmd 'wireprot acp': 'wireprot' was not found on "
+                                       "PATH",
+        ("--wire-cmd", "./nowhere/serve wire"): "--wire-cmd './nowhere/serve wire': "
+                                                "'./nowhere/serve' does not exist (relative to "
+                                                f"the current directory {tmp_path})",
+    }
+    for args, wanted in cases.items():
+        proc = kit.spawn("demo", *args, cwd=tmp_path, stdin=subprocess.DEVNULL)
+        assert proc.wait() == 1
+        assert f"wireproto: error: {wanted}" in proc.err.splitlines(), proc.err
+    # a relative program still runs, from the demo's temporary directory
+    proc = kit.spawn("demo", "--generic", "--only", "acp", "--acp-cmd",
+                     f"./serve.sh acp --agent {tmp_path / 'mine.py'}:agent", cwd=tmp_path,
+                     lines=False, stdin=subprocess.DEVNULL)
+    assert proc.wait() == 0, proc.out.decode() + proc.err

@@ -22,20 +22,28 @@ def _frames_until(ws: Any, predicate: Any) -> list[dict[str, Any]]:
 
 
 def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
-    cases = {
+    not_a_trace = tmp_path / "notes.txt"
+    not_a_trace.write_text("some notes\nnot JSON at all\n")
+    usage = {  # options that do not go together: exit status 2
         (): "give exactly one of",
         ("--trace", "x.jsonl", "--ws", "ws://127.0.0.1:1"): "give exactly one of",
         ("--listen", "0.0.0.0:0", "--trace", "x"): "serving the inspector on the non-loopback "
                                                     "address 0.0.0.0 needs an explicit token "
                                                     "(--page-token",
+    }
+    cases = {
         ("--listen", "nowhere", "--trace", "x"): "--listen: not a [HOST:]PORT",
         ("--trace", str(tmp_path / "missing.jsonl")): "cannot read the trace",
+        ("--trace", str(not_a_trace)): f"{not_a_trace} is not a trace (line 1: not a trace "
+                                       "line (JSON is malformed",
         ("--ws", "ws://127.0.0.1:1/"): "cannot reach the agent",
-        ("--", str(tmp_path / "no-such-agent")): "cannot reach the agent",
+        ("--", str(tmp_path / "no-such-agent")): "cannot start the agent: "
+                                                  f"'{tmp_path / 'no-such-agent'}' was not found",
     }
-    for args, message in cases.items():
+    for args, message, status in [*((a, m, 2) for a, m in usage.items()),
+                                  *((a, m, 1) for a, m in cases.items())]:
         proc = kit.spawn("inspect", *args, stdin=subprocess.DEVNULL)
-        assert proc.wait() == 1, args
+        assert proc.wait() == status, args
         assert f"wireproto: error: {message}" in proc.err, (args, proc.err)
         assert "Traceback" not in proc.err
 

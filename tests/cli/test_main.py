@@ -41,6 +41,15 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str]) -> None:
         assert "-h, --help" in out
 
 
+def test_every_subcommand_says_what_it_does() -> None:
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command, parser in sub.choices.items():
+        assert parser.description, f"wireproto {command} --help has no description"
+    described = (_parser().description or "").lower()
+    for what in ("serve", "drive", "inspector", "bridge", "proxy", "demo"):
+        assert what in described, what
+
+
 def test_version_and_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     assert _exit(["--version"]) == 0
     assert capsys.readouterr().out == f"wireproto {__version__}\n"
@@ -56,6 +65,7 @@ def test_version_and_top_level_help(capsys: pytest.CaptureFixture[str]) -> None:
     (["nope"], "invalid choice: 'nope'"),
     (["acp", "--log-level", "loud"], "invalid choice: 'loud'"),
     (["demo", "--", "x"], "unexpected arguments after --"),
+    (["connect"], "the following arguments are required: protocol"),
 ])
 def test_usage_errors_exit_2_with_a_reason(
     capsys: pytest.CaptureFixture[str], argv: list[str], reason: str
@@ -63,6 +73,7 @@ def test_usage_errors_exit_2_with_a_reason(
     assert _exit(argv) == 2
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("wireproto") and reason in last, last
+    assert "CMD" not in last, last  # (connect: --ws URL does without a command)
 
 
 def test_the_readme_lists_every_subcommand() -> None:

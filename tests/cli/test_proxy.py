@@ -36,11 +36,41 @@ def test_usage_errors_say_what_to_do(kit: Any) -> None:
         (("proxy", "--", "true"), "--serve acp or --serve wire"),
         (("proxy", "--serve", "acp", "--agent-protocol", "wire", "--trace", "t.jsonl", "--",
           "true"), "--trace records a relay"),
+        (("proxy", "--wire", "--serve", "acp", "--", "true"), "drop --serve acp"),
+        (("proxy", "--serve", "wire", "--agent-protocol", "acp", "--ws", "0", "--session", "x",
+          "--", "true"), "--session cannot be combined with --ws"),
     ]
     for args, text in cases:
         proc = kit.spawn(*args, stdin=subprocess.DEVNULL)
-        assert proc.wait() == 1
-        assert text in proc.err
+        assert proc.wait() == 2, args  # usage errors
+        errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
+        assert len(errors) == 1 and text in errors[0], proc.err
+        assert "Traceback" not in proc.err
+
+
+def test_a_missing_work_dir_is_refused_in_one_line(kit: Any, tmp_path: Any) -> None:
+    missing = tmp_path / "no-such-dir"
+    for args in (("--serve", "wire", "--agent-protocol", "acp"), ("--wire",)):
+        proc = kit.spawn("proxy", *args, "--work-dir", str(missing), "--", *kit.wireproto,
+                         "acp", stdin=subprocess.DEVNULL)
+        assert proc.wait() == 1, args
+        errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error")]
+        assert errors == [f"wireproto: error: --work-dir {missing}: no such directory (the "
+                          "session's working directory must exist)"], proc.err
+
+
+def test_a_wrong_agent_protocol_names_the_option_that_fixes_it(kit: Any, tmp_path: Any) -> None:
+    script = tmp_path / "prompts.txt"
+    script.write_text("hello\n")
+    for front, back in (("acp", "wire"), ("wire", "acp")):
+        # the agent speaks the front's protocol, but the proxy is told it speaks the other one
+        agent = ["sh", "-c", "exec " + " ".join([*kit.wireproto, front])]
+        proc = kit.spawn("connect", front, "--script", str(script), "--", *kit.wireproto,
+                         "proxy", "--serve", front, "--agent-protocol", back, "--", *agent,
+                         stdin=subprocess.DEVNULL)
+        assert proc.wait() == 1, proc.err
+        assert f"run the proxy with --agent-protocol {front} (or auto)" in proc.err, proc.err
+        assert "wireproto connect" not in proc.err
         assert "Traceback" not in proc.err
 
 

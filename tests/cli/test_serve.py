@@ -134,17 +134,20 @@ def test_agent_option_serves_a_user_agent_from_the_current_directory(
     assert "printed while importing" in proc.err
 
 
-@pytest.mark.parametrize("args, reason", [
+@pytest.mark.parametrize("args, reason, status", [
     (["acp", "--agent", "no_such_module:x"],
-     "tried the module 'no_such_module': ModuleNotFoundError"),
-    (["acp", "--agent", "json"], "expected path/to/file.py:ATTR or package.module:ATTR"),
-    (["wire", "--agent", "json:dumps"], "dumps() failed: TypeError"),
-    (["acp", "--ws", "0.0.0.0:0"], "needs an explicit token"),
-    (["wire", "--ws", "0", "--session", "x"], "--session cannot be combined with --ws"),
+     "tried the module 'no_such_module': ModuleNotFoundError", 1),
+    (["acp", "--agent", "json"], "expected path/to/file.py:ATTR or package.module:ATTR", 1),
+    (["wire", "--agent", "json:dumps"], "dumps() failed: TypeError", 1),
+    (["acp", "--ws", "0.0.0.0:0"], "needs an explicit token", 2),
+    (["wire", "--ws", "0", "--session", "x"], "--session cannot be combined with --ws", 2),
+    (["wire", "--work-dir", "/no/such/dir"], "--work-dir /no/such/dir: no such directory", 1),
+    (["--work-dir", "/no/such/dir", "--wire"], "--work-dir /no/such/dir: no such directory", 1),
 ])
-def test_failures_exit_nonzero_with_one_line(kit: Any, args: list[str], reason: str) -> None:
+def test_failures_exit_nonzero_with_one_line(kit: Any, args: list[str], reason: str,
+                                             status: int) -> None:
     proc = kit.spawn(*args)
-    assert proc.wait() == 1
+    assert proc.wait() == status  # 2: a usage error
     errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error:")]
     assert len(errors) == 1 and reason in errors[0], proc.err
     assert "Traceback" not in proc.err

@@ -248,7 +248,7 @@ def _record_trace(tmp_path: Path, env: dict[str, str]) -> Path:
     import subprocess
 
     script = tmp_path / "script.txt"
-    script.write_text("hello trace\n/plan\n")
+    script.write_text("hello trace\n/plan\n/write notes.txt first line\n")  # (an approval)
     trace = tmp_path / "session.jsonl"
     subprocess.run([*WIREPROTO, "connect", "acp", "--script", str(script), "--trace",
                     str(trace), "--", *AGENTS["acp"]], env=env, cwd=tmp_path, check=True,
@@ -266,8 +266,22 @@ def test_a_trace_file_loads_read_only(start_inspector: Any, page: Any, tmp_path:
     expect(page.locator("#count")).to_have_text(f"{len(lines)} shown / {len(lines)}",
                                                 timeout=WAIT)
     expect(agent_text(page).first).to_have_text("You said: hello trace")
-    expect(page.locator("#prompt-form")).to_be_hidden()
-    expect(page.locator("#raw-send")).to_be_hidden()
+    # what acts on the agent is hidden, not shown disabled
+    card = page.locator(".card.approval").first
+    expect(card).to_contain_text("answered: reject")  # the answer stays, its buttons go
+    expect(card.locator("button")).to_have_count(4)
+    for hidden in ("#prompt-form", "#send", "#cancel", "#new-session", "#list-sessions",
+                   "#options", ".card.approval .buttons"):
+        expect(page.locator(hidden).first).to_be_hidden()
+    assert page.locator("button:visible:disabled, input:visible:disabled, "
+                        "select:visible:disabled, textarea:visible:disabled").count() == 0
+    page.click(".tab[data-tab=composer]")
+    expect(page.locator("#pending")).to_be_visible()  # what the agent asked stays readable
+    for hidden in ("#raw", "#fresh", "#raw-send"):
+        expect(page.locator(hidden)).to_be_hidden()
+    assert page.locator("button:visible:disabled, input:visible:disabled, "
+                        "select:visible:disabled, textarea:visible:disabled").count() == 0
+    page.click(".tab[data-tab=conversation]")
     refused = page.evaluate(
         "window.inspector.app.send({jsonrpc: '2.0', method: 'x'}, true)"
         ".then(() => 'sent', (e) => e.message)")

@@ -216,3 +216,12 @@ async def test_a_backend_that_dies_gives_clear_errors(tmp_path: Path) -> None:
             await _turn(acp, sid, "again")
         assert "load the session again" in second.value.message
         assert "exited" in first.value.message
+
+
+async def test_a_backend_turn_that_raises_shows_the_backends_exception(tmp_path: Path) -> None:
+    async with proxied(tmp_path, "--agent", f"{HELPERS / 'raising_agent.py'}:agent") as acp:
+        sid = (await acp.new_session(str(tmp_path))).session_id
+        with pytest.raises(RpcError) as failed:
+            await _turn(acp, sid, "hello")
+        assert (failed.value.code, failed.value.message) == (-32603, "Internal error")
+        assert failed.value.data == {"type": "ValueError", "message": "the model is down (hello)"}

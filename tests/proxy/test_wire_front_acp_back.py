@@ -179,3 +179,15 @@ async def test_files_stay_with_the_acp_backend(tmp_path: Path) -> None:
     assert _text(events) == "Read 2 lines from notes.txt"
     results = [e for e in events if isinstance(e, m.ToolResult)]
     assert results and results[0].return_value.output == "one\ntwo\n"
+
+
+async def test_a_backend_turn_that_raises_shows_the_backends_exception(tmp_path: Path) -> None:
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home")}
+    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path), "--wire",
+           "--", *WIREPROTO, "acp", "--agent", f"{HELPERS / 'raising_agent.py'}:agent"]
+    async with open_subprocess(cmd, env=env, stderr="log") as child, WireClient(child) as wire:
+        assert await wire.initialize() is not None
+        with pytest.raises(RpcError) as failed:
+            await wire.prompt("hello")
+        assert (failed.value.code, failed.value.message) == (-32603, "Internal error")
+        assert failed.value.data == {"type": "ValueError", "message": "the model is down (hello)"}

@@ -55,8 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wireproto",
         description="Protocol framework for AI agents (Wire and ACP): serve the demo agent or "
-                    "your own, drive agents from the terminal, bridge stdio agents to "
-                    "websocket, and run the end-to-end demo.",
+                    "your own, drive agents from the terminal or a browser inspector, bridge "
+                    "stdio agents to websocket, proxy any agent to either protocol, and run "
+                    "the end-to-end demo.",
         epilog="Wire SDK spawn form: wireproto [--session ID] --work-dir DIR --wire [--model M] "
                "[--thinking | --no-thinking] [--yolo]",
     )
@@ -69,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     bridge_cmd.add_parser(sub)
     demo.add_parser(sub)
     inspect.add_parser(sub)
-    check = sub.add_parser("selfcheck", help="run a quick in-process self-check")
+    check = sub.add_parser("selfcheck", help="run a quick in-process self-check",
+                           description="Run a JSON-RPC round trip between two in-process "
+                                       "peers and print 'self-check passed' (exit status 0).")
     check.set_defaults(func=_main_selfcheck)
     return parser
 
@@ -102,7 +105,10 @@ def _parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Run the command line and exit: 0 on success, 1 with a one-line reason on failure."""
+    """Run the command line and exit: 0 on success, 1 with a one-line reason on failure.
+
+    A usage error (options that do not go together) exits with status 2.
+    """
     from wireproto.cli.common import CliError, as_cli_error, one_line
     from wireproto.cli.logs import log_failure
 
@@ -123,5 +129,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"wireproto: error: {one_line(reason)}", file=sys.stderr, flush=True)
         for line in reason.details if isinstance(reason, CliError) else ():
             print(f"    {line}", file=sys.stderr, flush=True)
-        sys.exit(1)
+        sys.exit(reason.status if isinstance(reason, CliError) else 1)
     sys.exit(status)

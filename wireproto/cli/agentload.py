@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -128,6 +129,16 @@ def _describe(exc: BaseException) -> str:
 
 
 def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
+    agent = _find(module, attr, spec, origin)
+    prompt = getattr(type(agent).prompt, "__func__", type(agent).prompt)
+    if (inspect.isfunction(prompt) and not hasattr(prompt, "__wrapped__")
+            and not inspect.iscoroutinefunction(prompt)):
+        raise AgentLoadError(f"{origin} {spec!r}: {type(agent).__name__}.prompt is a plain "
+                             "function; declare it 'async def prompt(self, turn)'")
+    return agent
+
+
+def _find(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
     target: object = module
     for part in attr.split("."):
         try:
@@ -142,8 +153,10 @@ def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
     if isinstance(target, Agent):
         return target
     if not callable(target):
-        raise AgentLoadError(f"{origin} {spec!r}: {attr} is a {type(target).__name__}, "
-                             "neither an Agent nor a callable returning one")
+        kind = type(target).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise AgentLoadError(f"{origin} {spec!r}: {attr} is {article} {kind}, neither an Agent "
+                             "nor a callable returning one (e.g. agent = MyAgent())")
     try:
         made = target()
     except Exception as exc:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run
+from wireproto.cli.common import UsageError, run
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, setup_logging
 from wireproto.errors import MessageTooLarge
@@ -57,7 +57,7 @@ def main_bridge(args: argparse.Namespace) -> int:
     setup_logging("bridge", args.log_level)
     cmd = list(args.cmd)
     if not cmd:
-        raise CliError("give the agent command after --")
+        raise UsageError("give the agent command after --")
     listener = Listener.from_args(args)
     from wireproto.transports.subprocess import open_subprocess
 

@@ -30,7 +30,9 @@ from wireproto.jsonrpc.messages import ErrorCode
 if TYPE_CHECKING:
     from wireproto.cli.connect import Ui
 
-__all__ = ["AcpDriver", "WireDriver", "initialize_refused", "open_acp", "open_wire"]
+__all__ = [
+    "AcpDriver", "WireDriver", "approval_label", "initialize_refused", "open_acp", "open_wire",
+]
 
 _PERMISSION_KINDS: dict[str, tuple[s.PermissionOptionKind, ...]] = {
     "once": ("allow_once", "allow_always"),
@@ -165,18 +167,20 @@ async def open_acp(
             info = await client.initialize()
         except RpcError as exc:
             raise initialize_refused("acp", exc) from exc
+        name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
         try:
             if auth_method:
                 await client.authenticate(auth_method)
             if session_id is None:
                 session_id = (await client.new_session(cwd)).session_id
-            else:
+                ui.printer.line(f"[{name}: session {session_id}]")
+                ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
+            else:  # (the banner first: loading shows the history)
+                ui.printer.line(f"[{name}: session {session_id}, loading its history]")
+                ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
                 await client.load_session(session_id, cwd)
         except RpcError as exc:
             raise CliError(f"the agent refused: {exc.message} ({exc.code})") from exc
-        name = info.agent_info.name if isinstance(info.agent_info, s.Implementation) else "agent"
-        ui.printer.line(f"[{name}: session {session_id}]")
-        ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
         yield AcpDriver(client, session_id)
 
 
@@ -200,6 +204,17 @@ class WireDriver:
         await self.client.cancel()
 
 
+def approval_label(request: m.ApprovalRequest) -> str:
+    """``sender: action - description``, each part once (an agent often repeats one)."""
+    parts: list[str] = []
+    for part in (request.sender, request.action, request.description):
+        if part and part not in parts:
+            parts.append(part)
+    if not parts:
+        return "an approval"
+    return parts[0] + "".join((": ", " - ")[i] + p for i, p in enumerate(parts[1:]))
+
+
 @asynccontextmanager
 async def open_wire(
     stream: anyio.abc.ObjectStream[bytes], ui: Ui, *, replay: bool = False
@@ -211,8 +226,7 @@ async def open_wire(
         render_wire(ui.printer, event, replay=replaying)
 
     async def on_approval(request: m.ApprovalRequest) -> m.ApprovalKind:
-        decision = await ui.decide(f"{request.sender}: {request.action} - "
-                                   f"{request.description}")
+        decision = await ui.decide(approval_label(request))
         return _WIRE_DECISIONS[decision]
 
     async def on_question(request: m.QuestionRequest) -> dict[str, str]:

@@ -19,7 +19,9 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 import anyio.abc
 
-__all__ = ["SHUTDOWN_GRACE", "CliError", "as_cli_error", "one_line", "run", "watch_signals"]
+__all__ = [
+    "SHUTDOWN_GRACE", "CliError", "UsageError", "as_cli_error", "one_line", "run", "watch_signals",
+]
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +37,22 @@ class CliError(Exception):
             stderr lines of an agent that exited).
     """
 
+    status = 1
+    """The exit status this failure ends the command with."""
+
     def __init__(self, message: str, details: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.details = tuple(details)
 
 
+class UsageError(CliError):
+    """Options that do not go together (or a missing one): the same one line, exit status 2."""
+
+    status = 2
+
+
 def as_cli_error(exc: BaseException) -> BaseException:
-    """``exc``; a (grouped) exited process becomes a :class:`CliError` with its stderr lines."""
+    """``exc``, or its grouped :class:`CliError`; an exited process becomes one (its stderr)."""
     from wireproto.errors import ProcessExited
 
     leaf = exc
@@ -51,6 +62,8 @@ def as_cli_error(exc: BaseException) -> BaseException:
         inner = getattr(leaf, "exceptions", None)
     if isinstance(leaf, ProcessExited):
         return CliError(leaf.summary, leaf.stderr)
+    if isinstance(leaf, CliError):  # (keeps its exit status)
+        return leaf
     return exc
 
 

@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run
+from wireproto.cli.common import CliError, UsageError, run
 from wireproto.cli.logs import LEVELS, home, open_private, redact, setup_logging
+from wireproto.cli.reach import check_ws_url, unreachable
 from wireproto.errors import ConnectionClosed, ProcessExited, RpcError
 
 if TYPE_CHECKING:  # imported when connecting: building the parser stays light
@@ -56,7 +57,10 @@ def add_parser(sub: Any) -> None:
         "connect", help="talk to an agent from the terminal (interactive or --script)",
         usage="wireproto connect {acp,wire} [options] (--ws URL | -- CMD [ARG ...])",
         description="Spawn an agent (-- CMD ...) or connect to one (--ws URL) and talk to it.",
-        epilog="Exit status: 0; 1 with 'wireproto: error: ...' when the agent cannot be reached "
+        epilog="Interactive: Tab completes the agent's slash commands, Ctrl-C cancels the "
+               "turn (twice: quits), approvals are answered [y]es (once), [a]lways (for the "
+               "session) or [N]o. "
+               "Exit status: 0; 1 with 'wireproto: error: ...' when the agent cannot be reached "
                "or stops (its exit status and last stderr lines follow) or a --script prompt "
                "failed; 2 for usage errors; 130 when Ctrl-C stopped a --script run.",
     )
@@ -83,7 +87,7 @@ def add_parser(sub: Any) -> None:
                         help="Wire: show the session's history first")
     parser.add_argument("--log-level", choices=LEVELS, default="warning",
                         help="stderr log level (default: warning; the log file gets info)")
-    parser.add_argument("cmd", nargs="*", metavar="CMD",
+    parser.add_argument("cmd", nargs="*", metavar="CMD", default=[],  # (default: not required)
                         help="the agent command to spawn (after --)")
     parser.set_defaults(func=main_connect)
 
@@ -152,14 +156,22 @@ def main_connect(args: argparse.Namespace) -> int:
     if args.token:
         redact(args.token)
     if (args.ws is None) == (not args.cmd):
-        raise CliError("give either --ws URL or the agent command after --")
+        raise UsageError("give either --ws URL or the agent command after --")
+    if args.ws is not None:
+        check_ws_url(args.ws)
     if args.approve is None:
         args.approve = "never" if args.script else "ask"
+    if args.cwd is not None and not os.path.isdir(args.cwd):
+        raise CliError(f"--cwd {args.cwd}: no such directory (the session's directory must "
+                       "exist)")
     script = None if args.script is None else _read_script(args.script)
     with contextlib.ExitStack() as files:
         trace = None
         if args.trace:  # (it holds every message: only its owner may read it)
-            trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
+            try:
+                trace = cast(BinaryIO, files.enter_context(open_private(args.trace, "wb")))
+            except OSError as exc:
+                raise CliError(f"cannot write the trace: {exc}") from exc
         return run(lambda: _connect(args, script, trace))
 
 
@@ -208,7 +220,7 @@ async def _connect(
                 stream = await stack.enter_async_context(
                     open_stream(args.cmd, args.ws, args.token))
             except (ConnectionClosed, OSError) as exc:
-                raise CliError(f"cannot reach the agent: {exc}{_hint(exc, args)}") from exc
+                raise unreachable(exc, args.cmd, args.ws, args.token) from exc
             ui.server_log = _server_log(stream, args.protocol)
             if trace is not None:
                 stream = TraceStream(stream, trace)
@@ -222,21 +234,6 @@ async def _connect(
     finally:
         if keyboard is not None:
             keyboard.close()
-
-
-_HINTS = (
-    ("HTTP 401", "the server wants its token: pass --token TOKEN, or use the whole URL it "
-                 "printed (ws://HOST:PORT/?token=...)"),
-    ("HTTP 403", "the server refuses this origin (see its --allow-origin)"),
-)
-"""Text in a connection error -> what to do about it."""
-
-
-def _hint(exc: BaseException, args: argparse.Namespace) -> str:
-    if args.ws is None:
-        return ""
-    text = str(exc)
-    return next((f"; {hint}" for needle, hint in _HINTS if needle in text), "")
 
 
 def _server_log(stream: anyio.abc.ObjectStream[bytes], protocol: str) -> Path | None:

@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -55,7 +56,9 @@ def add_parser(sub: Any) -> None:
                     "each through a scripted session and print a pass/fail summary.",
     )
     parser.add_argument("--acp-cmd", metavar="CMD",
-                        help="the ACP server command (default: this Python -m wireproto acp)")
+                        help="the ACP server command (default: this Python -m wireproto acp); "
+                             "it runs in a temporary directory, so give file arguments as "
+                             "absolute paths")
     parser.add_argument("--wire-cmd", metavar="CMD",
                         help="the Wire server command (default: this Python -m wireproto wire; "
                              "--session ID --work-dir DIR are appended)")
@@ -256,14 +259,29 @@ def _first_leaf(exc: Exception) -> Exception:
 
 
 def _command(value: str | None, default: str) -> list[str]:
+    """The server command of ``--acp-cmd`` / ``--wire-cmd``, its program checked now.
+
+    The servers run in the demo's temporary directory: a program given as a
+    relative path is made absolute here (its arguments are passed as they are).
+    """
     if value is None:
         return [sys.executable, "-m", "wireproto", default]
+    option = f"--{default}-cmd {value!r}"
     try:
         cmd = shlex.split(value)
     except ValueError as exc:
         raise CliError(f"cannot split the command {value!r}: {exc}") from exc
     if not cmd:
         raise CliError("empty server command")
+    program = cmd[0]
+    if os.sep in program:
+        path = Path(os.path.abspath(program))  # (not resolved: a venv's python is a link)
+        if not path.is_file():
+            raise CliError(f"{option}: {program!r} does not exist (relative to the current "
+                           f"directory {os.getcwd()})")
+        cmd[0] = str(path)
+    elif shutil.which(program) is None:
+        raise CliError(f"{option}: {program!r} was not found on PATH")
     return cmd
 
 

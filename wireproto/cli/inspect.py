@@ -33,9 +33,10 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import TOKEN_ENV, Listener
 from wireproto.cli.logs import LEVELS, redact, setup_logging
+from wireproto.cli.reach import check_ws_url, unreachable
 from wireproto.cli.wsauth import is_loopback, parse_listen
 from wireproto.errors import ConnectionClosed
 
@@ -80,8 +81,10 @@ def main_inspect(args: argparse.Namespace) -> int:
         redact(args.token)
     sources = [bool(args.cmd), args.ws is not None, args.trace is not None]
     if sum(sources) != 1:
-        raise CliError("give exactly one of: the agent command after --, --ws URL, "
+        raise UsageError("give exactly one of: the agent command after --, --ws URL, "
                        "--trace FILE")
+    if args.ws is not None:
+        check_ws_url(args.ws)
     listener = _listener(args.listen, args.page_token)
     if args.trace is not None:
         inspector = _load_trace(args.trace)
@@ -96,7 +99,7 @@ def _listener(spec: str, token: str | None) -> Listener:
     except ValueError as exc:
         raise CliError(f"--listen: {exc}") from None
     if not (token or os.environ.get(TOKEN_ENV)) and not is_loopback(host):
-        raise CliError(f"serving the inspector on the non-loopback address {host} needs an "
+        raise UsageError(f"serving the inspector on the non-loopback address {host} needs an "
                        f"explicit token (--page-token or {TOKEN_ENV})")
     return Listener(spec, token, [])
 
@@ -133,6 +136,9 @@ def _load_trace(path: str) -> Any:
             problems = load_trace(f, recorder)
     except OSError as exc:
         raise CliError(f"cannot read the trace: {exc}") from exc
+    if problems and not recorder.records:
+        raise CliError(f"{path} is not a trace ({problems[0]}); record one with "
+                       "'wireproto connect --trace FILE' or 'wireproto proxy --trace FILE'")
     for problem in problems[:20]:
         log.warning("inspect: %s: %s (skipped)", path, problem)
     detail = f"{len(problems)} unreadable line(s) skipped" if problems else ""
@@ -170,7 +176,7 @@ async def _live(args: argparse.Namespace, listener: Listener) -> int:
                 args.cmd or None, url=None if args.cmd else args.ws, headers=headers,
                 start_new_session=True))
         except (ConnectionClosed, OSError) as exc:
-            raise CliError(f"cannot reach the agent: {exc}") from exc
+            raise unreachable(exc, args.cmd, args.ws, args.token) from exc
         tap = await stack.enter_async_context(open_tap(stream, recorder))
         inspector.tap = tap
         async with anyio.create_task_group() as inner:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from wireproto.cli.common import SHUTDOWN_GRACE, CliError, watch_signals
+from wireproto.cli.common import SHUTDOWN_GRACE, CliError, UsageError, watch_signals
 from wireproto.cli.logs import redact
 from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
@@ -98,7 +98,7 @@ class Listener:
             raise CliError(str(exc)) from None
         explicit = token or os.environ.get(TOKEN_ENV) or None
         if explicit is None and not is_loopback(self.host):
-            raise CliError(
+            raise UsageError(
                 f"listening on the non-loopback address {self.host} needs an explicit token "
                 f"(--token or {TOKEN_ENV})"
             )

@@ -25,12 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, open_private, setup_logging
 
@@ -90,18 +91,21 @@ def main_proxy(args: argparse.Namespace) -> int:
     setup_logging("proxy", args.log_level)
     cmd = list(args.cmd)
     if not cmd:
-        raise CliError("give the agent command after --, e.g. "
+        raise UsageError("give the agent command after --, e.g. "
                        "'wireproto proxy --serve acp -- kimi --wire'")
     serve = "wire" if args.wire else args.serve
     if serve is None:
-        raise CliError("say which protocol to serve: --serve acp or --serve wire")
+        raise UsageError("say which protocol to serve: --serve acp or --serve wire")
     if args.wire and args.serve == "acp":
-        raise CliError("--wire (the Wire SDK's spawn form) serves Wire: drop --serve acp")
+        raise UsageError("--wire (the Wire SDK's spawn form) serves Wire: drop --serve acp")
+    if args.work_dir is not None and not os.path.isdir(args.work_dir):
+        raise CliError(f"--work-dir {args.work_dir}: no such directory (the session's "
+                       "working directory must exist)")
     backend = args.agent_protocol
     if backend == "auto":
         backend = anyio.run(_probe, cmd, backend="asyncio")
     if backend != serve and args.trace:
-        raise CliError("--trace records a relay: it needs the same protocol on both sides "
+        raise UsageError("--trace records a relay: it needs the same protocol on both sides "
                        f"(here {serve} in front of a {backend} agent)")
     if backend == serve:
         if serve == "wire":
@@ -216,7 +220,7 @@ def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int
 
     records = wireproto_home() / "proxy-sessions"
     if serve == "wire" and args.ws and args.session:
-        raise CliError("--session cannot be combined with --ws: each connection chooses its "
+        raise UsageError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
 
     def make() -> tuple[Agent, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,7 +23,7 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import anyio.abc
 
-from wireproto.cli.common import CliError, run, watch_signals
+from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import Listener, add_ws_options, serve_listener
 from wireproto.cli.logs import LEVELS, setup_logging
 
@@ -66,12 +67,19 @@ def add_wire_options(parser: argparse.ArgumentParser) -> None:
                         help="approve every approval request without asking the client")
 
 
+_LIFECYCLE = ("Sessions are kept under $WIREPROTO_HOME/sessions and the log in "
+              "$WIREPROTO_HOME/logs/COMMAND-PID.log ($WIREPROTO_HOME: ~/.wireproto by default). "
+              "End of input or SIGTERM cancels the running turns and exits 0; an --agent that "
+              "cannot be loaded exits 1 with 'wireproto: error: ...'.")
+
+
 def add_parsers(sub: Any) -> None:
     """Add the ``acp`` and ``wire`` subcommands."""
     acp = sub.add_parser(
         "acp", help="serve an agent over the Agent Client Protocol (stdio, or --ws)",
         description="Serve an agent (the demo agent by default) over ACP on stdin/stdout, "
                     "or over websocket with --ws.",
+        epilog=_LIFECYCLE,
     )
     add_common_options(acp)
     acp.add_argument("--allow-client-stdio-mcp", action="store_true",
@@ -84,6 +92,7 @@ def add_parsers(sub: Any) -> None:
         description="Serve an agent (the demo agent by default) over Wire on stdin/stdout, "
                     "or over websocket with --ws. 'wireproto [--session ID] --work-dir DIR "
                     "--wire ...' (the Wire SDK's spawn form) is the same command.",
+        epilog=_LIFECYCLE,
     )
     add_common_options(wire)
     add_wire_options(wire)
@@ -142,8 +151,11 @@ def main_wire(args: argparse.Namespace) -> int:
     if ignored:
         log.warning("ignoring unsupported options: %s", " ".join(ignored))
     if args.ws and args.session:
-        raise CliError("--session cannot be combined with --ws: each connection chooses its "
+        raise UsageError("--session cannot be combined with --ws: each connection chooses its "
                        "session with ?session=ID")
+    if args.work_dir is not None and not os.path.isdir(args.work_dir):
+        raise CliError(f"--work-dir {args.work_dir}: no such directory (the session's "
+                       "working directory must exist)")
     runtime = _runtime(args)
 
     async def serve(

@@ -58,7 +58,7 @@ from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
 from wireproto.proxy.questions import form_content, form_questions
-from wireproto.proxy.refusals import BackendGone, refuse_once
+from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
 from wireproto.proxy.tools import ToolBridge
 from wireproto.transports.subprocess import open_subprocess
 
@@ -163,7 +163,7 @@ class AcpBackedAgent(Agent):
                     await hold_backend(child, client.wait_closed, self._stop)
         except START_ERRORS as exc:
             if not started:
-                raise start_failure(self.cmd[0], exc) from None
+                raise start_failure(self.cmd[0], exc, "acp") from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
             self.client = None
@@ -402,7 +402,7 @@ class AcpBackedAgent(Agent):
                 tg.start_soon(watch)
         if failed:
             if isinstance(failed[0], RpcError):
-                raise failed[0]
+                raise backend_failed(failed[0]) from failed[0]
             raise BackendGone(f"the backend agent has exited ({failed[0]}); "
                               "reconnect to restart it")
         return STOP_OF_ACP.get(reason[0] if reason else "", StopReason.END_TURN)

@@ -17,6 +17,7 @@ import anyio
 import anyio.abc
 
 from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.proxy.refusals import BackendGone
 
 __all__ = ["START_ERRORS", "hold_backend", "start_failure"]
@@ -44,7 +45,21 @@ async def hold_backend(
         await child.send_eof()  # let it finish; it may be gone already
 
 
-def start_failure(program: str, exc: BaseException) -> BackendGone:
-    """The error for a backend that could not be started."""
+_OTHER = {"acp": ("ACP", "wire", "a Wire"), "wire": ("Wire", "acp", "an ACP")}
+"""The protocol the backend was spoken to -> its name, the other one's option value, an agent."""
+
+
+def start_failure(program: str, exc: BaseException, protocol: str | None = None) -> BackendGone:
+    """The error for a backend that could not be started.
+
+    ``protocol`` (``"acp"`` or ``"wire"``) is what the backend was spoken to:
+    invalid parameters for its ``initialize`` mean it speaks the other one,
+    which the proxy's ``--agent-protocol`` option fixes.
+    """
+    if protocol in _OTHER and isinstance(exc, RpcError) and exc.code == ErrorCode.INVALID_PARAMS:
+        ours, other, agent = _OTHER[protocol]
+        return BackendGone(f"the backend agent {program} refused {ours}'s initialize "
+                           f"({exc.message}): it looks like {agent} agent; run the proxy with "
+                           f"--agent-protocol {other} (or auto)")
     return BackendGone(f"cannot start the backend agent {program}: {exc}; "
                        "check the command given after --")

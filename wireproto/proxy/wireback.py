@@ -58,7 +58,7 @@ from wireproto.agent.turn import ToolCall, Turn
 from wireproto.errors import ConnectionClosed, RpcError
 from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, WIRE_OPTIONS
-from wireproto.proxy.refusals import BackendGone, refuse_once
+from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
 from wireproto.transports.subprocess import open_subprocess
 
 __all__ = ["CANCEL_GRACE", "EVENT_RULES", "STATUS_TO_STOP", "WireBackedAgent", "wire_command"]
@@ -212,7 +212,7 @@ class WireBackedAgent(Agent):
                     await hold_backend(child, client.wait_closed, backend.closing)
         except START_ERRORS as exc:
             if not started:
-                raise start_failure(cmd[0], exc) from None
+                raise start_failure(cmd[0], exc, "wire") from None
             log.warning("proxy: session %s: the backend ended: %s", session.id, exc)
         finally:
             backend.ended.set()
@@ -260,7 +260,7 @@ class WireBackedAgent(Agent):
             backend.turn = None
         if failed:
             if isinstance(failed[0], RpcError):
-                raise failed[0]
+                raise backend_failed(failed[0]) from failed[0]
             raise BackendGone(f"{GONE} ({failed[0]})")
         if turn.cancelled:
             return StopReason.CANCELLED

@@ -93,9 +93,9 @@ async def connect_acp(
 
     Yields:
         the connection; on exit it is closed, its terminals are killed and a
-        spawned agent is shut down (stdin closed, then SIGTERM, then SIGKILL).
-        Its :attr:`~ClientConnection.process` gives a spawned agent's ``pid``,
-        and its ``returncode`` once the block is left.
+            spawned agent is shut down (stdin closed, then SIGTERM, then SIGKILL).
+            Its :attr:`~ClientConnection.process` gives a spawned agent's ``pid``,
+            and its ``returncode`` once the block is left.
 
     Raises:
         ValueError: both or neither of ``cmd`` and ``url``.

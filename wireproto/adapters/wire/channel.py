@@ -131,7 +131,6 @@ class WireChannel:
     group that owns request exchanges.
 
     Args:
-        builtin_tools: the agent's own tool names (never external).
         yolo: approve every approval request without asking the client.
         name: a label for log lines.
 
