@@ -179,3 +179,15 @@ def test_vocabularies_are_modules_of_their_adapter() -> None:
         assert isinstance(mod, types.ModuleType)
         parent = importlib.import_module(module.rsplit(".", 1)[0])
         assert parent.__name__ in ROOTS
+
+
+def test_adapter_roots_export_what_their_role_subpackages_define() -> None:
+    """Regrouping by role moved modules, never a public name: each is reachable from its root."""
+    for root, role_packages in (
+        ("wireproto.adapters.acp", ("agent", "client")),
+        ("wireproto.adapters.wire", ("server", "client")),
+    ):
+        names = exported(root)
+        homes = {getattr(value, "__module__", "") for value in names.values()}
+        for role in role_packages:
+            assert any(home.startswith(f"{root}.{role}.") for home in homes), (root, role)

@@ -210,3 +210,20 @@ def test_rules_catch_violations() -> None:
     assert list(violations("wireproto.errors", ["wireproto.jsonrpc"])) != []
     assert list(violations("wireproto.rpc.peer", ["pytest"])) != []
     assert list(violations("wireproto.testing", ["wireproto.cli"])) != []
+
+
+# The adapters group their modules by role: a subpackage per role (ACP: agent/
+# and client/; Wire: server/ and client/), each with its connection module;
+# what both roles share (codec, schema, messages, translation) stays at the top.
+ROLES = {"acp": ("agent", "client"), "wire": ("server", "client")}
+
+
+@pytest.mark.parametrize("adapter", sorted(ROLES))
+def test_adapters_group_their_modules_by_role(adapter: str) -> None:
+    root = ROOT / "adapters" / adapter
+    for role in ROLES[adapter]:
+        assert (root / role / "__init__.py").exists(), f"{adapter} has no {role}/ subpackage"
+        assert (root / role / "connection.py").exists(), f"{adapter}/{role} has no connection.py"
+    prefixed = [p.name for p in root.glob("*.py")
+                if p.stem.startswith(("agent", "client", "server"))]
+    assert prefixed == [], f"role modules outside their subpackage: {prefixed}"

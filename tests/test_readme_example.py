@@ -12,7 +12,7 @@ import pytest
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp import serve_acp
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.adapters.wire import WireClient, serve_wire
 from wireproto.adapters.wire.messages import TextPart
 from wireproto.agent.runtime import Runtime

@@ -19,7 +19,7 @@ import pytest
 
 from wireproto.adapters.acp import connect_acp, serve_acp
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.adapters.wire import connect_wire
 from wireproto.adapters.wire import messages as m
 from wireproto.agent.api import Agent

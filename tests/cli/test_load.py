@@ -21,7 +21,7 @@ import pytest
 from timeouts import units
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.transports.websocket import connect_websocket
 
 CLIENTS = 200

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.errors import RpcError
 from wireproto.transports.subprocess import open_subprocess
 

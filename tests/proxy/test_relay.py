@@ -11,8 +11,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.wire.client import WireClient
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.wire.client.connection import WireClient
 from wireproto.cli.trace import TraceStream
 from wireproto.proxy import Direction, RelayedMessage, relay_messages
 from wireproto.transports.memory import memory_pair

@@ -8,8 +8,8 @@ from typing import get_args, get_type_hints
 import pytest
 
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client.turn import KNOWN_STOP_REASONS
 from wireproto.adapters.acp.translate import STOP_REASONS
-from wireproto.adapters.acp.turn import KNOWN_STOP_REASONS
 from wireproto.adapters.wire.methods import PromptResult
 from wireproto.adapters.wire.translate import STOP_REASON_STATUS
 from wireproto.agent.api import Decision

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from wireproto.adapters.wire import messages as m
-from wireproto.adapters.wire.client import WireClient
+from wireproto.adapters.wire.client.connection import WireClient
 from wireproto.adapters.wire.display import TodoDisplayBlock
 from wireproto.adapters.wire.methods import ExternalTool
 from wireproto.errors import RpcError

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 import anyio.abc
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientelicit import FormOrUrl
-from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import ClientSession, SessionEvent, option_of_kind
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.elicitation import FormOrUrl
+from wireproto.adapters.acp.client.fs import LocalFileSystem
+from wireproto.adapters.acp.client.state import ClientSession, SessionEvent, option_of_kind
 from wireproto.adapters.wire import messages as m
-from wireproto.adapters.wire.client import WireClient, WireEvent
+from wireproto.adapters.wire.client.connection import WireClient, WireEvent
 from wireproto.cli.common import CliError
 from wireproto.cli.elicit import answer_elicitation, answer_questions
 from wireproto.cli.render import render_acp, render_wire

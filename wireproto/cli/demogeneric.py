@@ -20,9 +20,9 @@ from typing import Any
 import anyio
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.adapters.wire import messages as m
-from wireproto.adapters.wire.client import WireClient, WireEvent
+from wireproto.adapters.wire.client.connection import WireClient, WireEvent
 from wireproto.cli.demo import DemoContext, Report, Server, Step
 from wireproto.errors import RpcError
 

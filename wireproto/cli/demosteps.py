@@ -18,12 +18,12 @@ from typing import Any
 import anyio
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import ClientSession, option_of_kind
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.fs import LocalFileSystem
+from wireproto.adapters.acp.client.state import ClientSession, option_of_kind
 from wireproto.adapters.wire import display as d
 from wireproto.adapters.wire import messages as m
-from wireproto.adapters.wire.client import WireClient, WireEvent
+from wireproto.adapters.wire.client.connection import WireClient, WireEvent
 from wireproto.adapters.wire.methods import ExternalTool, ExternalToolsResult
 from wireproto.cli.demo import DemoContext, Report, Server, Step
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientelicit import FormOrUrl, value_problem
+from wireproto.adapters.acp.client.elicitation import FormOrUrl, value_problem
 from wireproto.adapters.wire import messages as m
 
 if TYPE_CHECKING:

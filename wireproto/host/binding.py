@@ -3,7 +3,7 @@
 Theory of operation
 -------------------
 :meth:`Host.bind <wireproto.host.Host.bind>` starts the executor's command
-with our ACP client (:func:`~wireproto.adapters.acp.connect.connect_acp`),
+with our ACP client (:func:`~wireproto.adapters.acp.client.connect.connect_acp`),
 and opens the harness's session: ``session/resume`` (or ``session/load``)
 when the host saved the harness's session id and the harness can, else
 ``session/new``. When the binding's policy injects the bridge, the session's
@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientext import CALL_TIMEOUT
-from wireproto.adapters.acp.turn import PromptTurn
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.ext import CALL_TIMEOUT
+from wireproto.adapters.acp.client.turn import PromptTurn
 from wireproto.errors import InvalidArgument, LocalProtocolError, RpcError
 from wireproto.host.config import ExecutorConfig
 from wireproto.host.policy import Caller, Resolved
@@ -328,7 +328,7 @@ class BindingPrompt:
     """One prompt of a binding.
 
     ``async with`` gives the ACP client's
-    :class:`~wireproto.adapters.acp.turn.PromptTurn`; ``await`` collects a
+    :class:`~wireproto.adapters.acp.client.turn.PromptTurn`; ``await`` collects a
     :class:`PromptOutcome`.
     """
 

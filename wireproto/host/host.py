@@ -41,9 +41,9 @@ import anyio.abc
 import jsonschema
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientext import CALL_TIMEOUT
-from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
-from wireproto.adapters.acp.connect import connect_acp
+from wireproto.adapters.acp.client.connect import connect_acp
+from wireproto.adapters.acp.client.ext import CALL_TIMEOUT
+from wireproto.adapters.acp.client.state import PermissionHandler, UpdateHandler
 from wireproto.adapters.mcp import messages as m
 from wireproto.errors import AgentError, InvalidArgument, LocalProtocolError, RpcError
 from wireproto.host.binding import Binding

@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientstate import PermissionHandler, default_outcome, option_of_kind
+from wireproto.adapters.acp.client.state import PermissionHandler, default_outcome, option_of_kind
 
 __all__ = ["TITLE_FORMS", "PermissionDecider", "host_tool_name"]
 

@@ -45,9 +45,9 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientelicit import FormOrUrl
-from wireproto.adapters.acp.clientstate import SessionEvent
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.elicitation import FormOrUrl
+from wireproto.adapters.acp.client.state import SessionEvent
 from wireproto.adapters.acp.translate import block_out
 from wireproto.adapters.mcp import messages as mcp
 from wireproto.agent.api import Agent, AgentInfo, Decision, Session, SlashCommand, ToolOutcome

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientstate import ClientSession
+from wireproto.adapters.acp.client.state import ClientSession
 from wireproto.agent.api import BooleanOption, Choice, Option, SelectOption
 
 __all__ = ["MODE_OPTION", "WIRE_OPTIONS", "acp_options", "plan_mode_id"]

@@ -42,7 +42,7 @@ import anyio.abc
 import msgspec
 
 from wireproto.adapters.wire import messages as m
-from wireproto.adapters.wire.client import WireClient
+from wireproto.adapters.wire.client.connection import WireClient
 from wireproto.adapters.wire.display import BriefDisplayBlock, DiffDisplayBlock, TodoDisplayBlock
 from wireproto.adapters.wire.methods import ClientInfo
 from wireproto.adapters.wire.translate import (

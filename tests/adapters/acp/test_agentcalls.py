@@ -6,8 +6,8 @@ import inspect
 
 import pytest
 
-from wireproto.adapters.acp.agent import AgentConnection
-from wireproto.adapters.acp.agentcalls import ClientCalls
+from wireproto.adapters.acp.agent.calls import ClientCalls
+from wireproto.adapters.acp.agent.connection import AgentConnection
 from wireproto.agent.api import ApprovalRequest, Session
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime

@@ -23,10 +23,10 @@ import pytest
 from timeouts import units
 
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import SessionEvent
-from wireproto.adapters.acp.terminals import LocalTerminals
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.fs import LocalFileSystem
+from wireproto.adapters.acp.client.state import SessionEvent
+from wireproto.adapters.acp.client.terminals import LocalTerminals
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.transports.memory import memory_pair
 
@@ -142,13 +142,15 @@ async def flush(client: ClientConnection, agent: RawAgent, sid: str = "s1") -> N
 
 def test_the_package_exports_both_roles() -> None:
     import wireproto.adapters.acp as package
-    from wireproto.adapters.acp import agent, client, clientstate, connect, terminals, turn
+    from wireproto.adapters.acp.agent import connection as agent
+    from wireproto.adapters.acp.client import connect, state, terminals, turn
+    from wireproto.adapters.acp.client import connection as client
 
     assert package.AgentConnection is agent.AgentConnection
     assert package.ClientConnection is client.ClientConnection
     assert package.connect_acp is connect.connect_acp
     assert package.PromptTurn is turn.PromptTurn
-    assert package.LoadResult is clientstate.LoadResult
+    assert package.LoadResult is state.LoadResult
     assert package.LocalTerminals is terminals.LocalTerminals
     assert all(getattr(package, name, None) is not None for name in package.__all__)
 

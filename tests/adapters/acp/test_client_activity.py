@@ -11,7 +11,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp import serve_acp
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.agent.api import Agent
 from wireproto.agent.demo import DemoAgent
 from wireproto.errors import LocalProtocolError

@@ -15,8 +15,8 @@ import pytest
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp import serve_acp
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientelicit import FormOrUrl, answer_problem, schema_problem
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.elicitation import FormOrUrl, answer_problem, schema_problem
 from wireproto.adapters.acp.codec import decode
 from wireproto.agent.demo import DemoAgent
 from wireproto.transports.memory import memory_pair

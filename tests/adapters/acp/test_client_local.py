@@ -16,9 +16,9 @@ import pytest
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import ClientSession
-from wireproto.adapters.acp.terminals import LocalTerminals, OutputBuffer
+from wireproto.adapters.acp.client.fs import LocalFileSystem
+from wireproto.adapters.acp.client.state import ClientSession
+from wireproto.adapters.acp.client.terminals import LocalTerminals, OutputBuffer
 from wireproto.errors import RpcError
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,8 @@ import pytest
 
 from wireproto.adapters.acp import LocalTerminals, connect_acp
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientstate import ClientSession
-from wireproto.adapters.acp.terminals import command_line
+from wireproto.adapters.acp.client.state import ClientSession
+from wireproto.adapters.acp.client.terminals import command_line
 from wireproto.errors import RpcError
 
 pytestmark = pytest.mark.anyio

@@ -18,11 +18,11 @@ import anyio
 import pytest
 
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientfs import LocalFileSystem
-from wireproto.adapters.acp.clientstate import option_of_kind
-from wireproto.adapters.acp.connect import connect_acp
-from wireproto.adapters.acp.terminals import LocalTerminals
+from wireproto.adapters.acp.client.connect import connect_acp
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.fs import LocalFileSystem
+from wireproto.adapters.acp.client.state import option_of_kind
+from wireproto.adapters.acp.client.terminals import LocalTerminals
 
 pytestmark = pytest.mark.anyio
 

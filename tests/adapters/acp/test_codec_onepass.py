@@ -20,7 +20,7 @@ import pytest
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.jsonrpc._onepass import BIG, Plan
 from wireproto.jsonrpc.codec import ACP_DIALECT, DecodedParams, Decoder
 from wireproto.jsonrpc.messages import Notification, Request

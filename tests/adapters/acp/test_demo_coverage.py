@@ -19,7 +19,7 @@ import pytest
 
 from wireproto.adapters.acp import ClientConnection, connect_acp, serve_acp
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.clientelicit import FormOrUrl
+from wireproto.adapters.acp.client.elicitation import FormOrUrl
 from wireproto.agent.demo import DemoAgent
 from wireproto.transports.websocket import WebSocketRequest, WebSocketStream, serve_websocket
 

@@ -14,7 +14,7 @@ import pytest
 
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp import serve_acp
-from wireproto.adapters.acp.client import ClientConnection
+from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.agent.api import Agent
 from wireproto.agent.content import Image, ResourceBlob, ResourceLink, ResourceText, Text
 from wireproto.agent.events import StopReason

@@ -80,7 +80,7 @@ async def test_cancel_resolves_a_pending_approval_visibly(
         assert result["tool_call_id"] == payloads(before, "ToolCall")[0]["id"]
         assert result["return_value"]["is_error"] is True
         assert after[-1]["result"] == {"status": "cancelled"}
-        with caplog.at_level(logging.DEBUG, logger="wireproto.adapters.wire.channel"):
+        with caplog.at_level(logging.DEBUG, logger="wireproto.adapters.wire.server.channel"):
             await raw.send(answer(request["id"], {"request_id": request["id"],
                                                   "response": "approve"}))
             await raw.probe.assert_silent()  # a late answer gets no reply

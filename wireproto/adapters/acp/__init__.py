@@ -28,12 +28,14 @@ import anyio.abc
 from wireproto.adapters._shared import runtime_of, serve_or_stdio
 
 from . import schema
-from .agent import AgentConnection
-from .client import PROTOCOL_VERSION, ClientConnection
-from .clientelicit import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
-from .clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
-from .clientfs import FileSystem, LocalFileSystem
-from .clientstate import (
+from .agent.connection import AgentConnection
+from .client.connect import connect_acp
+from .client.connection import PROTOCOL_VERSION, ClientConnection
+from .client.elicitation import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
+from .client.ext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
+from .client.fs import FileSystem, LocalFileSystem
+from .client.mcpservers import http_server, sse_server, stdio_server
+from .client.state import (
     ClientSession,
     LoadResult,
     PermissionHandler,
@@ -41,10 +43,8 @@ from .clientstate import (
     UpdateHandler,
     option_of_kind,
 )
-from .connect import connect_acp
-from .mcpservers import http_server, sse_server, stdio_server
-from .terminals import LocalTerminals, Terminals
-from .turn import PromptTurn
+from .client.terminals import LocalTerminals, Terminals
+from .client.turn import PromptTurn
 
 if TYPE_CHECKING:
     from wireproto.agent.api import Agent

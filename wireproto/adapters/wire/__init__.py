@@ -5,7 +5,7 @@
   stream (a WebSocket connection, an in-memory pair).
 * :func:`connect_wire` spawns a Wire server command (``kimi --wire``,
   ``wireproto wire``) or connects to a WebSocket URL and yields a ready
-  :class:`~.client.WireClient` (``initialize`` sent, v1 fallback applied).
+  :class:`~.client.connection.WireClient` (``initialize`` sent, v1 fallback applied).
 
 The transports are imported lazily, only by these two functions. The
 protocol's messages are in :mod:`~wireproto.adapters.wire.messages` (events
@@ -31,13 +31,13 @@ from wireproto.agent.store import StoreArg
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 from . import messages
-from .client import (
+from .client.connection import (
     HANDSHAKE_TIMEOUT,
     EventHandler,
     WireClient,
     WireEvent,
 )
-from .clientrequests import (
+from .client.requests import (
     ApprovalHandler,
     HookHandler,
     LegacyToolHandler,
@@ -45,7 +45,7 @@ from .clientrequests import (
     ToolEntry,
     ToolHandler,
 )
-from .clientturn import Reject, ToolContext, WireTurn
+from .client.turn import Reject, ToolContext, WireTurn
 from .methods import (
     ClientInfo,
     ExternalTool,
@@ -59,7 +59,7 @@ from .methods import (
     SteerResult,
     WireClientCapabilities,
 )
-from .server import WireServer
+from .server.connection import WireServer
 
 __all__ = [
     "HANDSHAKE_TIMEOUT",

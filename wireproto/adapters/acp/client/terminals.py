@@ -1,6 +1,6 @@
 """The terminals an ACP client offers its agent (``terminal/*``, protocol-acp.md#terminals).
 
-:class:`Terminals` is what :class:`~wireproto.adapters.acp.client.ClientConnection`
+:class:`Terminals` is what :class:`~.connection.ClientConnection`
 calls; installing one advertises ``terminal: true``. It is an async context
 manager entered and exited with the connection.
 
@@ -56,7 +56,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientstate import ClientSession
+from wireproto.adapters.acp.client.state import ClientSession
 from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from wireproto.agent.api import Question
 from wireproto.agent.questions import Answers, AskStatus
 
-from . import messages as m
+from .. import messages as m
 
 __all__ = ["answers_of", "question_request"]
 

@@ -5,9 +5,9 @@ its client for something: permissions (``session/request_permission``) and
 files (``fs/read_text_file`` / ``fs/write_text_file``, only when the client
 advertised them), and questions (``elicitation/create``, only when the client
 advertised the mode used: see :mod:`.elicitation`). ACP has no client tools
-or hooks: those answer at once. :class:`~wireproto.adapters.acp.agent.AgentConnection`
+or hooks: those answer at once. :class:`~.connection.AgentConnection`
 owns one (as the Wire server owns its
-:class:`~wireproto.adapters.wire.channel.WireChannel`), gives it the way to its
+:class:`~wireproto.adapters.wire.server.channel.WireChannel`), gives it the way to its
 running peer, and keeps :attr:`ClientCalls.capabilities` up to date. Results
 are decoded with the schema's leniency; a client's failure to answer a
 permission request rejects the operation.
@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET
 
-from wireproto.adapters.acp import codec, elicitation, translate
+from wireproto.adapters.acp import codec, translate
 from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.agent import elicitation
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,

@@ -1,7 +1,7 @@
 """One Wire prompt turn as seen by the client, and the small types its handlers use.
 
 :class:`WireTurn` is what :meth:`WireClient.prompt
-<wireproto.adapters.wire.client.WireClient.prompt>` returns. Two ways to run it:
+<wireproto.adapters.wire.client.connection.WireClient.prompt>` returns. Two ways to run it:
 
 * ``async with client.prompt(text) as turn: async for event in turn:`` --
   entering sends ``prompt`` from a task the turn owns and returns once it is
@@ -29,11 +29,11 @@ import anyio.abc
 
 from wireproto.errors import ConnectionClosed, LocalProtocolError, RpcError
 
-from . import messages as m
-from .methods import PromptResult
+from .. import messages as m
+from ..methods import PromptResult
 
 if TYPE_CHECKING:
-    from .client import WireClient, WireEvent
+    from .connection import WireClient, WireEvent
 
 __all__ = ["CANCEL_WAIT", "Reject", "ToolContext", "WireTurn"]
 

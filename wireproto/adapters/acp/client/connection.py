@@ -44,9 +44,9 @@ where the result type has no required field (protocol-acp.md#client-side).
   ``initialize`` only when installed: permissions (``on_permission``; without
   one the first ``reject_*`` option is chosen, or ``cancelled`` when there
   is none), the file system (``file_system``, e.g.
-  :class:`~.clientfs.LocalFileSystem`) and terminals (``terminals``, e.g.
+  :class:`~.fs.LocalFileSystem`) and terminals (``terminals``, e.g.
   :class:`~.terminals.LocalTerminals`, entered and exited with the
-  connection), served by :class:`~.clientserve.AgentRequests`. A
+  connection), served by :class:`~.serve.AgentRequests`. A
   ``$/cancel_request`` from the agent cancels the handler, which answers
   ``-32800``.
 """
@@ -68,11 +68,11 @@ from wireproto import __version__
 from wireproto.adapters._shared import running_peer
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientelicit import ElicitationHandler, ElicitationRequests
-from wireproto.adapters.acp.clientext import CALL_TIMEOUT, INITIALIZE_TIMEOUT, ExtensionCalls
-from wireproto.adapters.acp.clientfs import FileSystem
-from wireproto.adapters.acp.clientserve import RESOURCE_NOT_FOUND, AgentRequests
-from wireproto.adapters.acp.clientstate import (
+from wireproto.adapters.acp.client.elicitation import ElicitationHandler, ElicitationRequests
+from wireproto.adapters.acp.client.ext import CALL_TIMEOUT, INITIALIZE_TIMEOUT, ExtensionCalls
+from wireproto.adapters.acp.client.fs import FileSystem
+from wireproto.adapters.acp.client.serve import RESOURCE_NOT_FOUND, AgentRequests
+from wireproto.adapters.acp.client.state import (
     ClientSession,
     LoadResult,
     PermissionHandler,
@@ -80,8 +80,8 @@ from wireproto.adapters.acp.clientstate import (
     UpdateHandler,
     decode_notification,
 )
-from wireproto.adapters.acp.terminals import Terminals
-from wireproto.adapters.acp.turn import PromptTurn, decode_result
+from wireproto.adapters.acp.client.terminals import Terminals
+from wireproto.adapters.acp.client.turn import PromptTurn, decode_result
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.jsonrpc.codec import ACP_DIALECT, IncomingResponse
 from wireproto.rpc.peer import Peer
@@ -134,7 +134,7 @@ class ClientConnection(ExtensionCalls):
         compaction: advertise that it renders compaction updates.
         boolean_options: advertise that it renders boolean config options.
         on_elicitation: answers ``elicitation/create`` (see
-            :mod:`.clientelicit`); ``elicitation`` is advertised, with
+            :mod:`.elicitation`); ``elicitation`` is advertised, with
             ``elicitation_modes``, only when given.
         on_elicitation_complete: called with the id of each
             ``elicitation/complete`` (a URL interaction finished).

@@ -1,6 +1,6 @@
 """The file system an ACP client offers its agent (``fs/read_text_file``, ``fs/write_text_file``).
 
-:class:`FileSystem` is what :class:`~wireproto.adapters.acp.client.ClientConnection`
+:class:`FileSystem` is what :class:`~.connection.ClientConnection`
 calls; installing one advertises ``fs.readTextFile`` and ``fs.writeTextFile``.
 :class:`LocalFileSystem` serves local files **confined to the session's
 roots** ``[cwd, *additionalDirectories]`` (protocol-acp.md#sessions): paths must be absolute,
@@ -29,7 +29,7 @@ from typing import Protocol, TextIO
 import anyio.to_thread
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientstate import ClientSession
+from wireproto.adapters.acp.client.state import ClientSession
 from wireproto.errors import RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 

@@ -1,4 +1,4 @@
-"""How a :class:`~wireproto.adapters.wire.client.WireClient` answers the server's requests.
+"""How a :class:`~.connection.WireClient` answers the server's requests.
 
 Each request type has a row in :data:`REQUEST_HANDLERS`: the method that asks
 the program's handler (approval, external tool, question, hook) and the safe
@@ -6,7 +6,7 @@ default answer used when there is no handler or the request was dismissed:
 reject, an error tool result, no answers, allow.
 
 An external tool handler gets the decoded arguments and a
-:class:`~.clientturn.ToolContext` (tool-call id, name, the iterated turn);
+:class:`~.turn.ToolContext` (tool-call id, name, the iterated turn);
 a handler raising an exception answers an error result naming it.
 """
 
@@ -21,12 +21,12 @@ import msgspec
 
 from wireproto.jsonrpc.codec import TOO_DEEP
 
-from . import messages as m
-from .clientturn import Reject, ToolContext
-from .methods import ExternalTool
+from .. import messages as m
+from ..methods import ExternalTool
+from .turn import Reject, ToolContext
 
 if TYPE_CHECKING:
-    from .clientturn import WireTurn
+    from .turn import WireTurn
 
 __all__ = [
     "REQUEST_HANDLERS",
@@ -46,11 +46,11 @@ ApprovalHandler = Callable[
     [m.ApprovalRequest], Awaitable[m.ApprovalResponse | m.ApprovalKind | Reject]
 ]
 """Answers an approval: ``"approve"`` / ``"approve_for_session"`` / ``"reject"``,
-:class:`~.clientturn.Reject` with feedback for the model, or a full response."""
+:class:`~.turn.Reject` with feedback for the model, or a full response."""
 
 ToolHandler = Callable[[Any, ToolContext], Awaitable[m.ToolReturnValue | str]]
 """Runs an external tool with its decoded JSON arguments and a
-:class:`~.clientturn.ToolContext`; a string is a successful output."""
+:class:`~.turn.ToolContext`; a string is a successful output."""
 
 LegacyToolHandler = Callable[[Any], Awaitable[m.ToolReturnValue | str]]
 """The older form of a tool handler, given only the arguments (``external_tools=``)."""

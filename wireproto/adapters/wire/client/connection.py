@@ -15,9 +15,9 @@ numeric ids with ``-32600``.
   ``require_handshake`` is set (then it raises).
 * **Turns.** ``async with client.prompt(text) as turn: async for event in
   turn`` yields the turn's events and ends at the ``prompt`` response
-  (:class:`~.clientturn.WireTurn`; ``await client.prompt(text)`` still runs a
+  (:class:`~.turn.WireTurn`; ``await client.prompt(text)`` still runs a
   turn to its end). One turn at a time per connection.
-* **Events** are decoded (unknown types become :class:`~.messages.UnknownEvent`,
+* **Events** are decoded (unknown types become :class:`~..messages.UnknownEvent`,
   never an error) and handled in arrival order: passed to ``on_event``, then
   to the iterated turn when one is running, else to the stream of events
   *outside turns* read with :meth:`WireClient.events` /
@@ -25,7 +25,7 @@ numeric ids with ``-32600``.
   stream holds ``event_buffer`` events; when nobody reads it, the oldest is
   dropped (logged once per overflow) and the connection never stalls.
   An iterated turn's buffer is bounded too, but makes the reader wait.
-* ``request``\\ s are answered by the handler table :data:`~.clientrequests.REQUEST_HANDLERS`
+* ``request``\\ s are answered by the handler table :data:`~.requests.REQUEST_HANDLERS`
   (approval, external tool, question, hook), each with a safe default:
   reject, an error tool result, dismissed, allow. When the server resolves a
   request by itself (an ``ApprovalResponse`` / ``ToolResult`` event naming a
@@ -67,21 +67,9 @@ from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import NO_REPLY, Router
 
-from . import messages as m
-from .clientrequests import (
-    REQUEST_HANDLERS,
-    ApprovalHandler,
-    HookHandler,
-    LegacyToolHandler,
-    QuestionHandler,
-    RequestAnswers,
-    ToolEntry,
-    ToolHandler,
-    with_context,
-)
-from .clientturn import WireTurn
-from .envelope import decode_event, decode_request
-from .methods import (
+from .. import messages as m
+from ..envelope import decode_event, decode_request
+from ..methods import (
     CANCEL,
     EVENT_METHOD,
     INITIALIZE,
@@ -110,7 +98,19 @@ from .methods import (
     WireClientCapabilities,
     WireMethod,
 )
-from .versions import CURRENT_VERSION
+from ..versions import CURRENT_VERSION
+from .requests import (
+    REQUEST_HANDLERS,
+    ApprovalHandler,
+    HookHandler,
+    LegacyToolHandler,
+    QuestionHandler,
+    RequestAnswers,
+    ToolEntry,
+    ToolHandler,
+    with_context,
+)
+from .turn import WireTurn
 
 __all__ = [
     "CALL_TIMEOUT",

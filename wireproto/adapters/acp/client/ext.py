@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from wireproto.adapters.acp.turn import decode_result
+from wireproto.adapters.acp.client.turn import decode_result
 from wireproto.rpc.peer import Peer
 
 __all__ = ["CALL_TIMEOUT", "INITIALIZE_TIMEOUT", "ExtensionCalls"]

@@ -6,11 +6,11 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 (and so any :class:`~wireproto.agent.api.Agent`) to one ACP client over a
 :class:`~wireproto.rpc.peer.Peer`, and is the
 :class:`~wireproto.agent.api.Channel` of the sessions it opens (its requests
-to the client are made by the :class:`~.agentcalls.ClientCalls` it owns).
+to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
 * **Methods** are the table built by :meth:`AgentConnection._routes`: method
   -> handler and params decoder. Params are decoded once, leniently, into the
-  generated Structs (:mod:`.codec`); invalid params answer ``-32602`` with a
+  generated Structs (:mod:`..codec`); invalid params answer ``-32602`` with a
   message naming the field and ``data: {path, reason}``. Everything not in
   the table (``logout`` unless the agent ``supports_logout``, unstable and
   unknown ``_`` methods) is ``-32601``;
@@ -37,7 +37,7 @@ to the client are made by the :class:`~.agentcalls.ClientCalls` it owns).
   peer writes right after the response. Replayed history (``session/load``)
   goes out before it. Option changes answer first and push
   ``current_mode_update`` / ``config_option_update`` right after. Turns run
-  in the connection's :class:`~.agentturns.TurnRunner` while their
+  in the connection's :class:`~.turns.TurnRunner` while their
   ``session/prompt`` handler waits, so every update of a turn is queued
   before the response.
 * **Cancellation.** ``session/cancel`` cancels the named session's turn
@@ -66,9 +66,9 @@ from msgspec import UNSET
 from wireproto.adapters._shared import rpc_error, until_closed
 from wireproto.adapters.acp import codec, extra, translate
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.agentcalls import ClientCalls
-from wireproto.adapters.acp.agentturns import TURN_GRACE, TurnRunner
-from wireproto.adapters.acp.mcp import McpPolicy, Setup, decode_setup, dropped_notice
+from wireproto.adapters.acp.agent.calls import ClientCalls
+from wireproto.adapters.acp.agent.mcp import McpPolicy, Setup, decode_setup, dropped_notice
+from wireproto.adapters.acp.agent.turns import TURN_GRACE, TurnRunner
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -596,35 +596,35 @@ class AgentConnection:
                 await self.peer.notify(UPDATE, note)
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
-        """Ask with ``session/request_permission`` (see :class:`~.agentcalls.ClientCalls`)."""
+        """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""
         return await self.client.request_approval(session, request)
 
     async def read_text_file(self, session: Session, path: str) -> str:
-        """Read through ``fs/read_text_file`` (see :class:`~.agentcalls.ClientCalls`)."""
+        """Read through ``fs/read_text_file`` (see :class:`~.calls.ClientCalls`)."""
         return await self.client.read_text_file(session, path)
 
     async def write_text_file(self, session: Session, path: str, content: str) -> None:
-        """Write through ``fs/write_text_file`` (see :class:`~.agentcalls.ClientCalls`)."""
+        """Write through ``fs/write_text_file`` (see :class:`~.calls.ClientCalls`)."""
         await self.client.write_text_file(session, path, content)
 
     async def ask(self, session: Session, tool_call_id: str, question: Question) -> list[str]:
-        """One question as a form elicitation (see :class:`~.agentcalls.ClientCalls`)."""
+        """One question as a form elicitation (see :class:`~.calls.ClientCalls`)."""
         return await self.client.ask(session, tool_call_id, question)
 
     async def ask_questions(
         self, session: Session, tool_call_id: str, questions: list[Question]
     ) -> Answers:
-        """Questions as one form elicitation (see :class:`~.agentcalls.ClientCalls`)."""
+        """Questions as one form elicitation (see :class:`~.calls.ClientCalls`)."""
         return await self.client.ask_questions(session, tool_call_id, questions)
 
     async def ask_url(
         self, session: Session, tool_call_id: str, elicitation_id: str, message: str, url: str
     ) -> AskStatus:
-        """A URL elicitation (see :class:`~.agentcalls.ClientCalls`)."""
+        """A URL elicitation (see :class:`~.calls.ClientCalls`)."""
         return await self.client.ask_url(session, tool_call_id, elicitation_id, message, url)
 
     async def complete_url(self, session: Session, elicitation_id: str) -> None:
-        """Send ``elicitation/complete`` (see :class:`~.agentcalls.ClientCalls`)."""
+        """Send ``elicitation/complete`` (see :class:`~.calls.ClientCalls`)."""
         await self.client.complete_url(session, elicitation_id)
 
     async def call_tool(

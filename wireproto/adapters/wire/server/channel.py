@@ -5,7 +5,7 @@ Theory of operation
 The runtime and the agent's turns talk to the client through
 :class:`WireChannel`:
 
-* **Events** are translated (:class:`~.translate.Translator`) and written as
+* **Events** are translated (:class:`~..translate.Translator`) and written as
   ``event`` notifications through the peer's single, bounded, ordered writer:
   a slow client makes the turn wait, and order is kept.
 * **Requests** (approvals, external tool calls, questions, hooks) are
@@ -61,11 +61,11 @@ from wireproto.errors import (
 )
 from wireproto.rpc.peer import Peer
 
-from . import messages as m
-from .envelope import decode_response, encode_event, encode_request
-from .methods import EVENT_METHOD, REQUEST_METHOD, HookSubscription, WireText
+from .. import messages as m
+from ..envelope import decode_response, encode_event, encode_request
+from ..methods import EVENT_METHOD, REQUEST_METHOD, HookSubscription, WireText
+from ..translate import WIRE_TO_DECISION, Translator, approval_request, output_text
 from .questions import answers_of, question_request
-from .translate import WIRE_TO_DECISION, Translator, approval_request, output_text
 
 __all__ = ["LATE_ANSWER_GRACE", "WireChannel"]
 

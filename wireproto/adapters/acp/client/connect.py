@@ -2,7 +2,7 @@
 
 The convenience entry point of the client role (design rule 6): it picks
 the transport, imported lazily, wraps it in a
-:class:`~wireproto.adapters.acp.client.ClientConnection` and, by default,
+:class:`~.connection.ClientConnection` and, by default,
 sends ``initialize`` before yielding the connection.
 """
 
@@ -16,11 +16,11 @@ import anyio.abc
 
 from wireproto.adapters._shared import open_client, renamed_options
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client import ClientConnection
-from wireproto.adapters.acp.clientelicit import ElicitationHandler
-from wireproto.adapters.acp.clientfs import FileSystem
-from wireproto.adapters.acp.clientstate import PermissionHandler, UpdateHandler
-from wireproto.adapters.acp.terminals import Terminals
+from wireproto.adapters.acp.client.connection import ClientConnection
+from wireproto.adapters.acp.client.elicitation import ElicitationHandler
+from wireproto.adapters.acp.client.fs import FileSystem
+from wireproto.adapters.acp.client.state import PermissionHandler, UpdateHandler
+from wireproto.adapters.acp.client.terminals import Terminals
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["connect_acp"]

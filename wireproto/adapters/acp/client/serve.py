@@ -1,7 +1,7 @@
 """Serve the requests an ACP agent sends its client (permissions, files, terminals).
 
 :class:`AgentRequests` is the request side of
-:class:`~wireproto.adapters.acp.client.ClientConnection`: the table
+:class:`~.connection.ClientConnection`: the table
 :data:`_ROUTES` maps each agent -> client method to its handler, its params
 type (decoded leniently) and the handler object that must be installed for
 the method to be routed (and advertised). A method not routed is answered
@@ -28,9 +28,9 @@ import msgspec
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.clientfs import FileSystem
-from wireproto.adapters.acp.clientstate import ClientSession, PermissionHandler, default_outcome
-from wireproto.adapters.acp.terminals import Terminals
+from wireproto.adapters.acp.client.fs import FileSystem
+from wireproto.adapters.acp.client.state import ClientSession, PermissionHandler, default_outcome
+from wireproto.adapters.acp.client.terminals import Terminals
 from wireproto.errors import RpcError
 from wireproto.rpc.router import Router
 

@@ -63,9 +63,8 @@ from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 
-from . import messages as m
-from .channel import WireChannel
-from .methods import (
+from .. import messages as m
+from ..methods import (
     CancelResult,
     ExternalToolsResult,
     HooksInfo,
@@ -87,8 +86,9 @@ from .methods import (
     WireErrorMessage,
     WireText,
 )
-from .translate import Translator, prompt_result, user_input_to_blocks
-from .versions import negotiate_version
+from ..translate import Translator, prompt_result, user_input_to_blocks
+from ..versions import negotiate_version
+from .channel import WireChannel
 
 __all__ = ["AGENT_ERROR_CODES", "WireServer", "rpc_error"]
 

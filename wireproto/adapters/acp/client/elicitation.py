@@ -1,7 +1,7 @@
 """ACP elicitation, client side: serve ``elicitation/create`` with a program's handler.
 
 :class:`ElicitationRequests` is routed by
-:class:`~wireproto.adapters.acp.client.ClientConnection` only when the program
+:class:`~.connection.ClientConnection` only when the program
 installs ``on_elicitation`` (and only then is ``elicitation`` advertised, with
 the modes it handles). For each request:
 

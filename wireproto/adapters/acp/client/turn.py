@@ -1,7 +1,7 @@
 """One ACP prompt turn as seen by the client: an async stream of updates.
 
 A :class:`PromptTurn` is made by :meth:`ClientConnection.prompt
-<wireproto.adapters.acp.client.ClientConnection.prompt>` and run with
+<wireproto.adapters.acp.client.connection.ClientConnection.prompt>` and run with
 ``async with``: entering it sends ``session/prompt`` from a task the turn
 owns and returns once the request is queued (so a ``session/cancel`` sent
 afterwards always follows it on the wire); the connection hands it the
@@ -28,7 +28,7 @@ from wireproto.errors import ConnectionClosed, LocalProtocolError, RemoteProtoco
 from wireproto.jsonrpc.codec import IncomingResponse
 
 if TYPE_CHECKING:
-    from wireproto.adapters.acp.client import ClientConnection
+    from wireproto.adapters.acp.client.connection import ClientConnection
 
 __all__ = ["KNOWN_STOP_REASONS", "PromptResult", "PromptTurn", "decode_result"]
 
