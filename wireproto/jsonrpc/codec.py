@@ -404,9 +404,7 @@ class Decoder:
             or (env.jsonrpc is UNSET and d.require_jsonrpc)
             or (type(params) is msgspec.Raw and params == _NULL)  # (raw params)
         ):
-            return None  # ("params": null has its dialect rule)
-        if type(params) is msgspec.Raw and d.null_params_as_absent and params == _NULL:
-            return None  # (the same rule for a route taking raw params)
+            return None  # ("params": null has its dialect rule, in two passes)
         if params is not UNSET:
             params = DecodedParams(params, spec, data)
         id = env.id
