@@ -48,7 +48,7 @@ from wireproto.agent.api import (
     SlashCommand,
 )
 from wireproto.agent.content import Diff, Text
-from wireproto.agent.demo_extras import EXTRA_COMMANDS
+from wireproto.agent.demo_extras import EXTRA_COMMANDS, pieces
 from wireproto.agent.events import Location, PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.store import wireproto_home
 from wireproto.agent.turn import Turn
@@ -73,14 +73,6 @@ Handler = Callable[[Turn, str], Awaitable[None]]
 def token_configured() -> bool:
     """Whether a login token is configured (``WIREPROTO_TOKEN`` or ``$WIREPROTO_HOME/token``)."""
     return bool(os.environ.get("WIREPROTO_TOKEN")) or (wireproto_home() / "token").is_file()
-
-
-def _pieces(text: str, parts: int = 4) -> list[str]:
-    """Split ``text`` into up to ``parts`` chunks (two or more when it has 2+ characters)."""
-    if len(text) < 2:
-        return [text]
-    size = -(-len(text) // parts)
-    return [text[i : i + size] for i in range(0, len(text), size)]
 
 
 def _reason(exc: BaseException) -> str:
@@ -187,7 +179,7 @@ async def _plan(turn: Turn, args: str) -> None:
 
 async def _think(turn: Turn, args: str) -> None:
     if args:
-        for piece in _pieces(args):
+        for piece in pieces(args):
             await turn.think(piece)
     await turn.say("Done thinking")
 
@@ -316,7 +308,7 @@ class DemoAgent(Agent):
         text = turn.text
         match = _COMMAND.fullmatch(text)
         if match is None:
-            for piece in _pieces(f"You said: {text}"):
+            for piece in pieces(f"You said: {text}"):
                 await turn.say(piece)
             return StopReason.END_TURN
         name, args = match.group(1), match.group(2) or ""

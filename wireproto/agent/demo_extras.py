@@ -28,7 +28,8 @@ __all__ = ["EXTRA_COMMANDS"]
 Handler = Callable[[Turn, str], Awaitable[None]]
 
 
-def _pieces(text: str, parts: int = 4) -> list[str]:
+def pieces(text: str, parts: int = 4) -> list[str]:
+    """Split ``text`` into up to ``parts`` chunks (two or more when it has 2+ characters)."""
     if len(text) < 2:
         return [text]
     size = -(-len(text) // parts)
@@ -85,7 +86,7 @@ async def _subagent(turn: Turn, args: str) -> None:
         raw_input={"text": text},
     )
     sub = turn.subagent(call, subagent_type="demo")
-    for piece in _pieces(text):
+    for piece in pieces(text):
         await sub.say(piece)
     await call.complete([Text(text)])
     await turn.say("Subagent done")
