@@ -29,13 +29,11 @@ from typing import Protocol, TextIO
 import anyio.to_thread
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client.state import ClientSession
+from wireproto.adapters.acp.client.state import RESOURCE_NOT_FOUND, ClientSession
 from wireproto.errors import RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
 __all__ = ["FileSystem", "LocalFileSystem"]
-
-RESOURCE_NOT_FOUND = -32002
 
 
 class FileSystem(Protocol):

@@ -29,7 +29,12 @@ import msgspec
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.fs import FileSystem
-from wireproto.adapters.acp.client.state import ClientSession, PermissionHandler, default_outcome
+from wireproto.adapters.acp.client.state import (
+    RESOURCE_NOT_FOUND,
+    ClientSession,
+    PermissionHandler,
+    default_outcome,
+)
 from wireproto.adapters.acp.client.terminals import Terminals
 from wireproto.errors import RpcError
 from wireproto.rpc.router import Router
@@ -37,8 +42,6 @@ from wireproto.rpc.router import Router
 __all__ = ["RESOURCE_NOT_FOUND", "AgentRequests"]
 
 log = logging.getLogger(__name__)
-
-RESOURCE_NOT_FOUND = -32002
 
 
 class AgentRequests:

@@ -25,6 +25,7 @@ from wireproto.adapters.acp import schema as s
 from wireproto.jsonrpc.codec import is_too_deep
 
 __all__ = [
+    "RESOURCE_NOT_FOUND",
     "ClientSession",
     "LoadResult",
     "PermissionHandler",
@@ -34,6 +35,9 @@ __all__ = [
     "default_outcome",
     "option_of_kind",
 ]
+
+RESOURCE_NOT_FOUND = -32002
+"""The code answering a request about a file, terminal or session that does not exist."""
 
 
 @dataclasses.dataclass

@@ -56,15 +56,13 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client.state import ClientSession
+from wireproto.adapters.acp.client.state import RESOURCE_NOT_FOUND, ClientSession
 from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
 __all__ = ["LocalTerminals", "OutputBuffer", "Terminals", "command_line", "confined_cwd"]
 
 log = logging.getLogger(__name__)
-
-RESOURCE_NOT_FOUND = -32002
 
 
 class Terminals(Protocol):
