@@ -6,7 +6,7 @@ are the code that is truly the same: mapping agent errors to JSON-RPC error
 answers, serving until the connection closes or ``stop`` is set, serving on
 this process's stdio when no stream is given, and building the runtime an
 entry point serves; the start of every ``connect_*`` and the old names of
-their options.
+their options; how a client's prompt turn ends when its ``async with`` is left.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from wireproto.errors import AgentError, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from wireproto.agent.store import StoreArg
 
 __all__ = [
+    "leave_turn",
     "open_client",
     "renamed_options",
     "rpc_error",
@@ -157,3 +159,48 @@ def running_peer(peer: Peer | None, role: str) -> Peer:
     if peer is None:
         raise LocalProtocolError(f"the {role} is not running: use 'async with client'")
     return peer
+
+
+async def leave_turn(
+    failed: bool,
+    *,
+    answered: bool,
+    cancel: Callable[[], Awaitable[None]],
+    updates: MemoryObjectReceiveStream[Any],
+    done: anyio.Event,
+    tg: anyio.abc.TaskGroup,
+    stop: anyio.CancelScope,
+    cancel_wait: float,
+    await_answer: bool,
+) -> None:
+    """End a client's prompt turn when its ``async with`` block is left.
+
+    Left normally (``failed`` false): an unanswered turn is cancelled with
+    ``cancel()``, then the rest of its ``updates`` are read and dropped until
+    the turn is ``done``. Left with an exception: later updates are dropped,
+    an unanswered turn is cancelled (at most ``cancel_wait`` seconds, shielded,
+    and waiting for ``done`` too when ``await_answer``), then ``stop`` is
+    cancelled. Either way ``updates`` is closed (waking a sender blocked on a
+    full buffer) and the turn's task group ``tg`` is exited.
+    """
+    try:
+        if not failed:
+            if not answered:
+                await cancel()
+            while True:
+                try:
+                    await updates.receive()
+                except anyio.EndOfStream:
+                    break
+            await done.wait()
+        else:
+            updates.close()
+            if not answered:
+                with anyio.move_on_after(cancel_wait, shield=True):
+                    await cancel()
+                    if await_answer:
+                        await done.wait()
+            stop.cancel()
+    finally:
+        updates.close()
+        await tg.__aexit__(None, None, None)

@@ -22,6 +22,7 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
+from wireproto.adapters._shared import leave_turn
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.errors import ConnectionClosed, LocalProtocolError, RemoteProtocolError
@@ -37,6 +38,9 @@ R = TypeVar("R")
 
 KNOWN_STOP_REASONS: frozenset[str] = frozenset(get_args(s.StopReason))
 """The stop reasons of ACP v1; others are reported as received (protocol-acp.md#client-side)."""
+
+CANCEL_WAIT = 1.0
+"""Seconds a turn left with an exception waits for its ``session/cancel`` to be sent."""
 
 
 class PromptResult(s.Base, kw_only=True):
@@ -137,18 +141,12 @@ class PromptTurn:
         tb: TracebackType | None,
     ) -> None:
         try:
-            if exc_type is None:
-                if not self._answered:
-                    await self._cancel()
-                await self._drain()
-            else:
-                if not self._answered:
-                    with anyio.move_on_after(1.0, shield=True):
-                        await self._cancel()
-                self._tg.cancel_scope.cancel()
+            await leave_turn(
+                exc_type is not None, answered=self._answered, cancel=self._cancel,
+                updates=self._recv, done=self._done, tg=self._tg, stop=self._tg.cancel_scope,
+                cancel_wait=CANCEL_WAIT, await_answer=False,
+            )
         finally:
-            self._recv.close()  # wakes a reader blocked on a full buffer
-            await self._tg.__aexit__(None, None, None)
             self._close()
         if exc_type is None and self._error is not None and not self._error_seen:
             raise self._error
@@ -236,11 +234,3 @@ class PromptTurn:
             await self._client.cancel(self.session_id)
         except ConnectionClosed:
             pass  # the request fails by itself
-
-    async def _drain(self) -> None:
-        while True:
-            try:
-                await self._recv.receive()
-            except anyio.EndOfStream:
-                break
-        await self._done.wait()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from wireproto.adapters._shared import leave_turn
 from wireproto.errors import ConnectionClosed, LocalProtocolError, RpcError
 
 from .. import messages as m
@@ -133,20 +134,12 @@ class WireTurn:
         tb: TracebackType | None,
     ) -> None:
         try:
-            if exc_type is None:
-                if not self._answered:
-                    await self._cancel()
-                await self._drain()
-            else:
-                self._recv.close()  # later events of the turn are dropped, never waited for
-                if not self._answered:
-                    with anyio.move_on_after(CANCEL_WAIT, shield=True):
-                        await self._cancel()
-                        await self._done.wait()
-                self._scope.cancel()
+            await leave_turn(
+                exc_type is not None, answered=self._answered, cancel=self._cancel,
+                updates=self._recv, done=self._done, tg=self._tg, stop=self._scope,
+                cancel_wait=CANCEL_WAIT, await_answer=True,
+            )
         finally:
-            self._recv.close()  # wakes a reader blocked on a full buffer
-            await self._tg.__aexit__(None, None, None)
             self._close()
         if exc_type is None and self._error is not None and not self._error_seen:
             raise self._error
@@ -216,11 +209,3 @@ class WireTurn:
             await self._client.cancel()
         except (ConnectionClosed, RpcError, TimeoutError) as exc:
             log.debug("%s: cancel of the turn: %r", self._client.name, exc)
-
-    async def _drain(self) -> None:
-        while True:
-            try:
-                await self._recv.receive()
-            except anyio.EndOfStream:
-                break
-        await self._done.wait()
