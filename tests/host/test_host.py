@@ -1,9 +1,9 @@
 """The host end to end: a real external harness process (``tests/helpers/mcp_harness.py``)
 bound by the host, connecting to the bridge it is given and calling tools on command.
 
-Each binding starts a harness (and, on first tool use, a bridge) process, so
-these run on asyncio only, except the first, which also runs on trio (the
-channel and bridge tests run on both backends, see ``test_bridge.py``).
+Each binding starts a harness (and, on first tool use, a bridge) process;
+like every async test, these run on asyncio and on trio (they are in the
+``slow`` tier, so the default run leaves them out).
 """
 
 from __future__ import annotations
@@ -33,17 +33,11 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(120)]
 PLAIN = ["kiki_read", "kiki_write", "kiki_grep"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def denied(answer: Any, reason: str) -> bool:
     return (isinstance(answer, dict) and answer.get("error") == -32602
             and reason in answer.get("message", ""))
 
 
-@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_bridge_tools_are_listed_with_the_prefix_and_calls_work(
     host: Host, ask: Any, tmp_path: Path
 ) -> None:
