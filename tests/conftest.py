@@ -8,7 +8,9 @@ that need the backend's name take ``anyio_backend_name``.
 Tiers (markers, registered in ``pyproject.toml``): ``slow``, ``interop`` and
 ``browser`` are given by path below, so a new test file placed by those rules
 gets its marker without saying so. The default run (``pytest``) is the fast
-core; ``pytest -m ''`` runs every tier (what ``.ci/run`` does). ``fastpath``
+core, spread over one pytest-xdist worker per core (at most 8; ``-n 0`` runs
+it in one process); ``pytest -m ''`` runs every tier (what ``.ci/run`` does),
+in one process unless given ``-n``. ``fastpath``
 marks tests of the fast paths themselves, skipped when
 ``WIREPROTO_NO_FAST_PATHS`` turns them off.
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +114,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         limit = item.get_closest_marker("timeout")
         if FACTOR != 1 and limit is not None and limit.args:
             item.add_marker(pytest.mark.timeout(float(limit.args[0]) * FACTOR), append=False)
+
+
+FAST_CORE = "not slow and not interop and not browser and not asyncio_modes"
+"""The default selection (``addopts`` in ``pyproject.toml``)."""
+
+
+def _whole_fast_core(config: pytest.Config) -> bool:
+    """Whether this run is the fast core over all of ``tests/`` (a plain ``pytest``)."""
+    if config.option.markexpr != FAST_CORE or config.option.keyword:
+        return False
+    paths = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
+    return all(path in (TESTS, TESTS.parent) for path in paths)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Spread a plain ``pytest`` (the whole fast core) over xdist workers, one per core.
+
+    Only when nothing chose otherwise: no ``-n``, no other selection, not a
+    worker itself. Single files and the other tiers stay in one process,
+    where starting workers costs more than it saves.
+    """
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and getattr(config.option, "numprocesses", 0) is None
+        and "PYTEST_XDIST_WORKER" not in os.environ
+        and not config.option.collectonly
+        and _whole_fast_core(config)
+    ):
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        config.option.numprocesses = min(cores or 1, 8)
 
 
 def pytest_configure(config: pytest.Config) -> None:
