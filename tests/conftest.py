@@ -70,7 +70,7 @@ def anyio_backend(request: pytest.FixtureRequest) -> Any:
 TIERS: dict[str, tuple[str, ...]] = {
     "interop": (
         "interop/*",  # the official TypeScript SDK, on Node
-        "adapters/acp/test_client_sdk.py",  # the official ACP Python SDK
+        "adapters/acp/client/test_client_sdk.py",  # the official ACP Python SDK
         "adapters/mcp/test_interop.py",  # the official MCP package
         "**/test_*interop*.py",
     ),
@@ -82,7 +82,7 @@ TIERS: dict[str, tuple[str, ...]] = {
         "proxy/test_*front*.py",  # a proxy and its backend processes per test
         "host/*",  # harness and bridge processes per test
         "cli/*",  # the wireproto command end to end, as real processes
-        "adapters/acp/test_subprocess.py",  # agent processes, signals
+        "adapters/acp/agent/test_subprocess.py",  # agent processes, signals
         "jsonrpc/test_properties.py",  # generated input
         "**/test_*fuzz*.py",  # generated input
         "**/test_*load*.py",

@@ -19,7 +19,7 @@ def test_paths_get_their_tier() -> None:
         return {m for m, patterns in TIERS.items() if _matches(TESTS / rel, patterns)}
 
     assert tiers("interop/test_ts_sdk.py") == {"interop"}
-    assert tiers("adapters/acp/test_client_sdk.py") == {"interop"}
+    assert tiers("adapters/acp/client/test_client_sdk.py") == {"interop"}
     assert tiers("test_layers.py") == {"slow"}
     assert tiers("host/test_host.py") == {"slow"}
     assert tiers("adapters/test_fuzz.py") == {"slow"}

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from timeouts import units
 
-from .conftest import chunk, open_acp_process
+from ..conftest import chunk, open_acp_process
 
 pytestmark = pytest.mark.anyio
 

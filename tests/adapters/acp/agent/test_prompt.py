@@ -17,7 +17,7 @@ import pytest
 
 from wireproto.agent.demo import COMMANDS
 
-from .conftest import FULL_CAPS, OpenAcp, Reject
+from ..conftest import FULL_CAPS, OpenAcp, Reject
 
 pytestmark = pytest.mark.anyio
 

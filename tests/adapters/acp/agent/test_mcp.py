@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import OpenAcp
+from ..conftest import OpenAcp
 
 pytestmark = pytest.mark.anyio
 

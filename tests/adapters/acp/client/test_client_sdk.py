@@ -26,7 +26,7 @@ from wireproto.adapters.acp.client.terminals import LocalTerminals
 
 pytestmark = pytest.mark.anyio
 
-SDK_AGENT = [sys.executable, str(Path(__file__).resolve().parents[2] / "helpers"
+SDK_AGENT = [sys.executable, str(Path(__file__).resolve().parents[3] / "helpers"
                                  / "acp_sdk_agent.py")]
 
 

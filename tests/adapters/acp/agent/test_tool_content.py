@@ -21,7 +21,7 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.turn import Turn
 from wireproto.transports.memory import memory_pair
 
-from .conftest import OpenAcp
+from ..conftest import OpenAcp
 
 pytestmark = pytest.mark.anyio
 

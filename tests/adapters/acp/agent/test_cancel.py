@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import FULL_CAPS, OpenAcp, chunk_text
+from ..conftest import FULL_CAPS, OpenAcp, chunk_text
 
 pytestmark = pytest.mark.anyio
 

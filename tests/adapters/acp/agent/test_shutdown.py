@@ -22,7 +22,7 @@ from wireproto.agent.api import Session
 from wireproto.agent.demo import DemoAgent
 from wireproto.transports.memory import memory_pair
 
-from .conftest import RawAcp, chunk
+from ..conftest import RawAcp, chunk
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from wireproto.agent.demo import DemoAgent
 from wireproto.errors import LocalProtocolError
 from wireproto.transports.memory import memory_pair
 
-from .test_activity import Busy
+from ..test_activity import Busy
 
 pytestmark = pytest.mark.anyio
 

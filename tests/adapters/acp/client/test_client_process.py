@@ -23,7 +23,7 @@ from wireproto.errors import RpcError
 
 pytestmark = pytest.mark.anyio
 
-HELPERS = Path(__file__).resolve().parents[2] / "helpers"
+HELPERS = Path(__file__).resolve().parents[3] / "helpers"
 SCRIPTED = [sys.executable, str(HELPERS / "acp_scripted.py")]
 
 

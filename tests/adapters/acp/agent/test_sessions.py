@@ -17,7 +17,7 @@ from wireproto.agent.api import Session
 from wireproto.agent.demo import COMMANDS, DemoAgent
 from wireproto.agent.events import Notice
 
-from .conftest import FULL_CAPS, OpenAcp, chunk
+from ..conftest import FULL_CAPS, OpenAcp, chunk
 
 pytestmark = pytest.mark.anyio
 

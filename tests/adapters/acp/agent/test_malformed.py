@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import OpenAcp
+from ..conftest import OpenAcp
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ import pytest
 from wireproto import __version__
 from wireproto.agent.demo import DemoAgent
 
-from .conftest import OpenAcp
+from ..conftest import OpenAcp
 
 pytestmark = pytest.mark.anyio
 

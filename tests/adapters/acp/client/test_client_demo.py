@@ -38,7 +38,7 @@ from wireproto.transports.memory import memory_pair
 from wireproto.transports.subprocess import open_subprocess
 from wireproto.transports.websocket import WebSocketRequest, connect_websocket, serve_websocket
 
-from .conftest import AGENT_SCRIPT, acp_raw
+from ..conftest import AGENT_SCRIPT, acp_raw
 
 pytestmark = pytest.mark.anyio
 

@@ -16,7 +16,7 @@ from timeouts import units
 
 from wireproto.transports.memory import memory_pair
 
-from .conftest import acp_raw
+from ..conftest import acp_raw
 
 Conformance = acp_raw.Conformance
 

@@ -15,7 +15,7 @@ import pytest
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime
 
-from .conftest import OpenAcp
+from ..conftest import OpenAcp
 
 pytestmark = pytest.mark.anyio
 

@@ -29,7 +29,7 @@ from wireproto.adapters.wire import (
 from wireproto.errors import RemoteProtocolError
 from wireproto.testing import NdjsonProbe
 
-from .conftest import server_cmd
+from ..conftest import server_cmd
 
 pytestmark = pytest.mark.anyio
 

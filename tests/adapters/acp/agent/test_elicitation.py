@@ -17,7 +17,7 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.questions import AskStatus, check_questions
 from wireproto.agent.turn import Turn
 
-from .conftest import OpenAcp, Reject
+from ..conftest import OpenAcp, Reject
 
 pytestmark = pytest.mark.anyio
 
