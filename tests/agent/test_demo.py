@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -260,6 +261,16 @@ async def test_write_through_client(runtime: Runtime, workdir: Path) -> None:
     done = tool_events(channel.events())[-1]
     assert done.content == [Diff(path, "new text", "old")]  # type: ignore[union-attr]
     assert ("write_text_file", (path, "new text")) in [(c.method, c.args) for c in channel.calls]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+async def test_a_local_fifo_is_refused_not_waited_on(
+    runtime: Runtime, session: Session, workdir: Path
+) -> None:
+    os.mkfifo(workdir / "pipe")
+    reason = "not a regular file (a FIFO, device or socket); only regular files can be read or "
+    assert await say(runtime, session, "/read pipe") == f"Cannot read pipe: {reason}written"
+    assert await say(runtime, session, "/write pipe x") == f"Cannot write pipe: {reason}written"
 
 
 async def test_write_usage_and_outside_roots(runtime: Runtime, session: Session) -> None:

@@ -22,6 +22,7 @@ def test_generated_tokens_are_hex_and_never_look_like_an_option() -> None:
     ("0.0.0.0:80", ("0.0.0.0", 80)),
     ("[::1]:9", ("::1", 9)),
     ("localhost:1", ("localhost", 1)),
+    ("[::]:0", ("::", 0)),
 ])
 def test_parse_listen(spec: str, expected: tuple[str, int]) -> None:
     assert parse_listen(spec) == expected
@@ -31,6 +32,17 @@ def test_parse_listen(spec: str, expected: tuple[str, int]) -> None:
 def test_parse_listen_refuses(spec: str) -> None:
     with pytest.raises(ValueError):
         parse_listen(spec)
+
+
+@pytest.mark.parametrize("spec", [
+    "[::1:0", "::1]:0", "[::1]]:0", "[[::1]:0", "[]:0", "[localhost]:0", "[127.0.0.1]:0",
+    "::1:0",
+])
+def test_parse_listen_refuses_malformed_ipv6_with_one_clear_line(spec: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_listen(spec)
+    message = str(info.value)
+    assert "\n" not in message and spec in message and "[ADDR]:PORT" in message
 
 
 @pytest.mark.parametrize("host, loopback", [

@@ -22,7 +22,7 @@ from wireproto.agent.demo import DemoAgent
 from wireproto.errors import ConnectionClosed
 from wireproto.inspect.handshake import initialize
 from wireproto.inspect.record import Recorder
-from wireproto.inspect.server import Inspector, serve_inspector
+from wireproto.inspect.server import Inspector, _Site, serve_inspector
 from wireproto.inspect.tap import open_tap
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.websocket import connect_websocket
@@ -281,3 +281,23 @@ async def the_agent_ends(inspector: Inspector, tap: Any, theirs: Any) -> None:
         answer = (await frames_until(ws, lambda f: f["type"] == "error"))[-1]
         assert answer["ref"] == 3 and "the agent is gone" in answer["message"]
         assert [r.message()["method"] for r in recorder.records] == ["bye"]
+
+
+
+def _hosts(host: str, port: int) -> frozenset[str] | None:
+    site = _Site(host, TOKEN, lambda: b"")
+    site.port = port
+    return site._hosts()
+
+
+@pytest.mark.parametrize("port", [80, 443])
+def test_a_default_port_may_be_left_out_of_the_host(port: int) -> None:
+    """Browsers send ``Host: localhost`` for http://localhost:80/ (no ``:80``)."""
+    assert _hosts("127.0.0.1", port) == {
+        "localhost", "127.0.0.1", f"localhost:{port}", f"127.0.0.1:{port}"}
+    assert _hosts("::1", port) == {"localhost", "[::1]", f"localhost:{port}", f"[::1]:{port}"}
+
+
+def test_other_ports_need_the_port_in_the_host() -> None:
+    assert _hosts("127.0.0.1", 8080) == {"localhost:8080", "127.0.0.1:8080"}
+    assert _hosts("0.0.0.0", 80) is None  # not on loopback: any host

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc._nesting import scan
+from wireproto.jsonrpc._nesting import BASE_STEPS, BYTES_PER_STEP, budget, scan
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     MCP_DIALECT,
@@ -249,17 +249,24 @@ def test_every_deep_line_gets_an_ordinary_refusal(
                                  or not line.startswith(b"{"))
 
 
-def test_the_scan_gives_up_in_bounded_time_and_assumes_the_rest_well_formed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Input that cannot fold is read step by step: past its time the scan stops."""
-    import wireproto.jsonrpc._nesting as nesting
-
-    monkeypatch.setattr(nesting, "SCAN_SECONDS", 0.0)  # (stops at the first check)
+def test_the_scan_gives_up_within_its_step_budget_and_assumes_the_rest_well_formed() -> None:
+    """Input that cannot fold is read step by step: past its budget the scan stops."""
     head = b'{"jsonrpc":"2.0","id":9,"method":"m","params":'
-    found = scan(head + b"[[1]," * 50_000 + b"x")  # broken at the very end
+    line = head + b"[[1]," * 50_000 + b"x"  # broken at the very end
+    found = scan(line)
     assert not found.complete and found.json
+    assert found.steps == budget(len(line))
     assert (found.id, found.method, found.deepest_in) == (9, "m", "params")
-    exc = _refusal(Decoder(ACP_DIALECT), head + b"[[1]," * 50_000 + b"x")
+    exc = _refusal(Decoder(ACP_DIALECT), line)
     assert (exc.code, exc.id) == (ErrorCode.INVALID_PARAMS, 9)
-    assert scan(b"[" * 100_000).complete  # a plain run is one step: read to the end
+    plain = scan(b"[" * 100_000)  # a plain run is one step: read to the end
+    assert plain.complete and plain.steps <= 2
+
+
+@pytest.mark.parametrize("unit", [b"[[1],", b"[1,", b'{"a":[', b"[[],", b'["",', b"[ 1 , "])
+@pytest.mark.parametrize("n", [300, 3_000, 60_000])
+def test_the_scan_costs_a_small_constant_per_byte(unit: bytes, n: int) -> None:
+    """A peer cannot make the scan take many steps for few bytes of input."""
+    line = unit * n
+    found = scan(line)
+    assert found.steps <= BASE_STEPS + len(line) // BYTES_PER_STEP

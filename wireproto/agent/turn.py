@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 
 from wireproto.agent.activity import Activity
 from wireproto.agent.api import (
@@ -46,6 +47,7 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
+from wireproto.agent.files import read_regular, write_regular
 from wireproto.agent.history import HistoryMessage
 from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
@@ -506,14 +508,16 @@ class Turn(Asking, Activity):
         Local reads are confined to the session's roots.
 
         Raises:
-            OSError: the file cannot be read (``PermissionError`` outside the roots).
+            OSError: the file cannot be read (``PermissionError`` outside the roots,
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
             UnicodeDecodeError: a local file is not UTF-8.
             RpcError: the client refused.
         """
         if self.client.read_text_file:
             return await self._channel().read_text_file(self.session, str(self.resolve(path)))
         full = self._confined(path)
-        return (await anyio.Path(full).read_bytes()).decode("utf-8")  # no newline translation
+        data = await anyio.to_thread.run_sync(read_regular, full)
+        return data.decode("utf-8")  # no newline translation
 
     async def write_text_file(self, path: str, text: str) -> Diff:
         """Write a text file through the client when it can, else locally.
@@ -524,7 +528,8 @@ class Turn(Asking, Activity):
             the change as a :class:`Diff` (``old_text`` ``None`` for a new file).
 
         Raises:
-            OSError: the file cannot be written (``PermissionError`` outside the roots).
+            OSError: the file cannot be written (``PermissionError`` outside the roots,
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
             RpcError: the client refused.
         """
         full = self.resolve(path) if self.client.write_text_file else self._confined(path)
@@ -535,7 +540,7 @@ class Turn(Asking, Activity):
         if self.client.write_text_file:
             await self._channel().write_text_file(self.session, str(full), text)
         else:
-            await anyio.Path(full).write_bytes(text.encode("utf-8"))
+            await anyio.to_thread.run_sync(write_regular, full, text.encode("utf-8"))
         return Diff(path=str(full), new_text=text, old_text=old)
 
     # ------------------------------------------------------- external tools

@@ -33,11 +33,30 @@ def new_token() -> str:
 def parse_listen(spec: str) -> tuple[str, int]:
     """Parse ``[HOST:]PORT`` (default host 127.0.0.1).
 
+    An IPv6 host is written in brackets: ``[::1]:8765``.
+
     Raises:
-        ValueError: not a valid listen address.
+        ValueError: not a valid listen address (the message says why).
     """
     host, _, port = spec.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
+    if host.startswith("[") or host.endswith("]"):
+        inner = host[1:-1]
+        if not (host.startswith("[") and host.endswith("]")) or "[" in inner or "]" in inner:
+            raise ValueError(
+                f"unbalanced brackets in listen address {spec!r}: write IPv6 as [ADDR]:PORT"
+            )
+        try:
+            ipaddress.IPv6Address(inner)
+        except ValueError:
+            raise ValueError(
+                f"not an IPv6 address in brackets: {spec!r}; write IPv6 as [ADDR]:PORT"
+            ) from None
+        host = inner
+    elif ":" in host or "[" in host or "]" in host:
+        raise ValueError(
+            f"not a [HOST:]PORT listen address: {spec!r}; write IPv6 as [ADDR]:PORT"
+        )
+    host = host or "127.0.0.1"
     try:
         number = int(port)
     except ValueError:

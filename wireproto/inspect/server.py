@@ -240,6 +240,25 @@ def _csp(ws_origin: str) -> str:
             "frame-ancestors 'none'")
 
 
+_DEFAULT_PORTS = frozenset({80, 443})
+"""Ports a browser leaves out of ``Host`` (the scheme's own: http 80, https 443)."""
+
+
+def _allowed_hosts(host: str, port: int) -> frozenset[str] | None:
+    """The ``Host`` header values a page served on ``host:port`` accepts.
+
+    ``None`` means any (the listener is not on loopback). On loopback only
+    ``localhost`` and the address itself are accepted, so a DNS name rebound
+    to the loopback address cannot reach the page; on a default port the
+    value without ``:PORT`` is accepted too, since browsers leave it out.
+    """
+    if not is_loopback(host):
+        return None
+    names = {"localhost", host if ":" not in host else f"[{host}]"}
+    with_port = {f"{name}:{port}" for name in names}
+    return frozenset(with_port | names if port in _DEFAULT_PORTS else with_port)
+
+
 class _Site:
     """Answers the plain HTTP requests and checks the websocket handshakes."""
 
@@ -256,10 +275,7 @@ class _Site:
 
     def _hosts(self) -> frozenset[str] | None:
         """The ``Host`` values accepted; ``None``: any (not on loopback)."""
-        if not is_loopback(self.host):
-            return None
-        names = {"localhost", self.host if ":" not in self.host else f"[{self.host}]"}
-        return frozenset(f"{name}:{self.port}" for name in names)
+        return _allowed_hosts(self.host, self.port)
 
     def _headers(self, host: str, kind: str) -> dict[str, str]:
         return {

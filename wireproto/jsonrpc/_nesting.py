@@ -13,34 +13,44 @@ as for any other malformed message:
 The scan is only run on that error path. It walks tokens with one compiled
 pattern, treats runs of brackets as one token and keeps its stack in a
 ``bytearray``, so ``[[[...]]]`` costs a few operations per run, not per
-level; it never recurses. It reads for at most :data:`SCAN_SECONDS`: what
-it has not read by then is assumed well-formed (the answer is then "too
-deep", with the ``id`` when it came before).
+level; it never recurses. It takes at most :func:`budget` steps, a small
+constant plus one step per :data:`BYTES_PER_STEP` bytes of input, so that
+a peer cannot make the scan cost much more than reading the message did:
+what it has not read by then is assumed well-formed (the answer is then
+"too deep", with the ``id`` when it came before).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-import time
 from typing import Any
 
 import msgspec
 
-__all__ = ["SCAN_SECONDS", "Nesting", "scan"]
+__all__ = ["BASE_STEPS", "BYTES_PER_STEP", "Nesting", "budget", "scan"]
 
-SCAN_SECONDS = 0.25
-"""How long the scan may read one message.
+BASE_STEPS = 128
+"""Steps the scan may take on any message, however short."""
+
+BYTES_PER_STEP = 64
+"""One more step allowed per this many bytes of input.
 
 Most deep input folds into few steps (``[[[[...`` is one), but input that
 never lets runs fold (``[[1],[[1],...``) costs a Python loop step every few
-bytes. Past this much time the scan stops (checked every few thousand
-steps; no single step reads more than a bounded stretch, except a long
-string, at C speed): what it has not read is assumed well-formed, and a
-top-level ``id`` written before the deep part (the usual order) is still
-read."""
+bytes. A step costs about as much as reading a few hundred bytes, so this
+keeps the scan within a small factor of the cost of receiving the message
+(no single step reads more than a bounded stretch, except a long string,
+at C speed). Past the budget the scan stops: what it has not read is
+assumed well-formed, and a top-level ``id`` written before the deep part
+(the usual order) is still read."""
 
-_CHECK_EVERY = 2048
+
+def budget(size: int) -> int:
+    """How many steps :func:`scan` may take on ``size`` bytes."""
+    return BASE_STEPS + size // BYTES_PER_STEP
+
+
 _WS = rb"[ \t\r\n]*"
 _HEX4 = rb"(?![dD][89a-fA-F])[0-9a-fA-F]{4}"  # not a surrogate
 _PAIR = rb"[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
@@ -97,7 +107,8 @@ class Nesting:
             not known to be malformed (when not).
         depth: the deepest nesting reached (up to where the scan stopped).
         complete: the whole input was read; false when the scan stopped
-            after :data:`SCAN_SECONDS`.
+            at its :func:`budget`.
+        steps: how many steps the scan took (at most :func:`budget`).
         id: the top-level ``id`` when it is a number, a string or null
             (``None`` also when it could not be read).
         method: the top-level ``method`` when it is a string.
@@ -113,6 +124,7 @@ class Nesting:
     id: int | str | None = None
     method: str | None = None
     deepest_in: str | None = None
+    steps: int = 0
 
 
 def _value(token: bytes) -> Any:
@@ -137,14 +149,12 @@ def scan(data: bytes | bytearray | memoryview) -> Nesting:
     deepest_in: str | None = None
     pos, end = 0, len(raw)
     done = False
-    deadline = time.monotonic() + SCAN_SECONDS
-    countdown = _CHECK_EVERY
+    limit = budget(end)
+    steps = 0
     while pos < end:
-        countdown -= 1
-        if not countdown:
-            countdown = _CHECK_EVERY
-            if time.monotonic() > deadline:  # the rest is not read: nothing wrong so far
-                return _result(True, depth, raw, top, deepest_in, complete=False)
+        if steps == limit:  # the rest is not read: nothing wrong so far
+            return _result(True, depth, raw, top, deepest_in, steps, complete=False)
+        steps += 1
         m = (_NESTED if stack else _TOP).match(raw, pos)
         if m is None or m.end() == pos:
             break
@@ -204,13 +214,13 @@ def scan(data: bytes | bytearray | memoryview) -> Nesting:
                 top[key] = _value(token)
     else:
         done = done and state == _AFTER
-        return _result(done, depth, raw, top, deepest_in)
-    return _result(False, depth, raw, top, deepest_in)
+        return _result(done, depth, raw, top, deepest_in, steps)
+    return _result(False, depth, raw, top, deepest_in, steps)
 
 
 def _result(
     json: bool, depth: int, raw: bytes, top: dict[str, Any], deepest_in: str | None,
-    *, complete: bool = True,
+    steps: int, *, complete: bool = True,
 ) -> Nesting:
     id = top.get("id")
     if not isinstance(id, (int, str)) or isinstance(id, bool):
@@ -224,4 +234,5 @@ def _result(
         id=id,
         method=method if isinstance(method, str) else None,
         deepest_in=deepest_in,
+        steps=steps,
     )

@@ -107,6 +107,75 @@ async def test_files_over_the_limit_are_refused(roots: tuple[Path, ...]) -> None
     assert await read(fs, session(cwd), cwd / "big.txt", line=2) == "short\n"
 
 
+needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+
+
+@needs_fifo
+@pytest.mark.parametrize("kw", [{}, {"line": 1, "limit": 1}], ids=["whole", "lines"])
+async def test_a_fifo_is_refused_not_waited_on(roots: tuple[Path, ...], kw: dict[str, int]) -> None:
+    cwd = roots[0]
+    os.mkfifo(cwd / "pipe")
+    fs, sess = LocalFileSystem(), session(cwd)
+    with pytest.raises(RpcError) as info:
+        await read(fs, sess, cwd / "pipe", **kw)  # (used to block its thread forever)
+    assert info.value.code == -32602 and "Not a regular file" in str(info.value)
+    with pytest.raises(RpcError) as info:
+        await write(fs, sess, cwd / "pipe", "x")
+    assert info.value.code == -32602 and "Not a regular file" in str(info.value)
+
+
+async def test_a_socket_file_is_refused(roots: tuple[Path, ...]) -> None:
+    import socket
+
+    cwd = roots[0]
+    if not hasattr(socket, "AF_UNIX") or len(str(cwd / "sock")) > 100:
+        pytest.skip("no short unix socket path here")
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(cwd / "sock"))
+        with pytest.raises(RpcError) as info:
+            await read(LocalFileSystem(), session(cwd), cwd / "sock", line=1)
+    assert info.value.code == -32602 and "Not a regular file" in str(info.value)
+
+
+@pytest.mark.parametrize("kw", [{"line": 1, "limit": 1}, {"line": 2}], ids=["first", "skip"])
+def test_a_line_range_reads_a_bounded_amount_of_a_line_without_end(
+    roots: tuple[Path, ...], kw: dict[str, int]
+) -> None:
+    """A huge file with no newline is never loaded whole to select lines from it."""
+    import tracemalloc
+
+    cwd = roots[0]
+    size = 8 * 1024 * 1024
+    with open(cwd / "huge.txt", "wb") as f:
+        f.write(b"x" * size)
+    fs = LocalFileSystem(max_bytes=1000)
+    tracemalloc.start()
+    try:
+        if "limit" in kw:
+            with pytest.raises(RpcError) as info:
+                fs._read(str(cwd / "huge.txt"), kw["line"], kw["limit"])
+            assert info.value.code == -32603 and "Selection larger than 1000" in str(info.value)
+        else:
+            assert fs._read(str(cwd / "huge.txt"), kw["line"], None) == ""  # no line 2
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < size // 8  # bytes held at once: a bounded piece, not the line
+
+
+async def test_line_ranges_across_line_ends(roots: tuple[Path, ...]) -> None:
+    cwd = roots[0]
+    text = "a\r\nb\rc\n" + "d" * 70_000 + "\r\ne\n"
+    (cwd / "mixed.txt").write_bytes(text.encode())
+    fs, sess = LocalFileSystem(), session(cwd)
+    assert await read(fs, sess, cwd / "mixed.txt", line=2, limit=2) == "b\rc\n"
+    assert await read(fs, sess, cwd / "mixed.txt", line=5) == "e\n"
+    assert await read(fs, sess, cwd / "mixed.txt", line=4, limit=1) == "d" * 70_000 + "\r\n"
+    for n in range(65_534, 65_538):  # a "\r\n" around where a skipped line is cut in pieces
+        (cwd / "cut.txt").write_bytes(b"f" * n + b"\r\ng\n")
+        assert await read(fs, sess, cwd / "cut.txt", line=2) == "g\n", n
+
+
 # -------------------------------------------------------------- terminals
 
 

@@ -9,9 +9,11 @@ root is refused with ``-32602``. Error answers:
 
 ======================  ==========================================
 ``-32602``              relative path, outside the roots, a directory,
+                        a FIFO, device or socket (not a regular file),
                         a NUL character, a name too long
 ``-32002``              the file does not exist (read)
-``-32603``              any other OS error, or a file over ``max_bytes``
+``-32603``              any other OS error, or a file (or a ``line`` /
+                        ``limit`` selection) over ``max_bytes``
 ======================  ==========================================
 
 Text is read and written as UTF-8 without newline translation (undecodable
@@ -30,10 +32,14 @@ import anyio.to_thread
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.state import RESOURCE_NOT_FOUND, ClientSession
+from wireproto.agent.files import NotRegularFile, open_regular
 from wireproto.errors import RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
 __all__ = ["FileSystem", "LocalFileSystem"]
+
+_SKIP_CHUNK = 64 * 1024
+"""Lines before ``line`` are skipped this many characters at a time."""
 
 
 class FileSystem(Protocol):
@@ -104,7 +110,8 @@ class LocalFileSystem:
 
     def _read(self, path: str, line: int | None, limit: int | None) -> str:
         try:
-            with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            fd = open_regular(path)
+            with open(fd, encoding="utf-8", errors="replace", newline="") as f:
                 if line is None and limit is None:
                     if os.fstat(f.fileno()).st_size > self.max_bytes:
                         raise RpcError(ErrorCode.INTERNAL_ERROR,
@@ -115,30 +122,52 @@ class LocalFileSystem:
             raise _os_error("read", path, exc) from exc
 
     def _read_lines(self, f: TextIO, path: str, first: int, limit: int | None) -> str:
+        # Never more than a bounded piece in memory, even for a line without an end.
+        if not _skip_lines(f, first - 1):
+            return ""
         parts: list[str] = []
         size = 0
-        for number, text in enumerate(f, start=1):
-            if number < first:
-                continue
-            if limit is not None and len(parts) >= limit:
+        while limit is None or len(parts) < limit:
+            text = f.readline(self.max_bytes - size + 1)
+            if not text:
                 break
             size += len(text)
             if size > self.max_bytes:
                 raise RpcError(ErrorCode.INTERNAL_ERROR,
-                               f"Selection larger than {self.max_bytes} bytes: {path}")
+                               f"Selection larger than {self.max_bytes} bytes: {path}; "
+                               "ask for fewer lines")
             parts.append(text)
         return "".join(parts)
 
     def _write(self, path: str, content: str) -> None:
         try:
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8", newline="") as f:
+            with open(open_regular(path, write=True), "w", encoding="utf-8", newline="") as f:
                 f.write(content)
         except OSError as exc:
             raise _os_error("write", path, exc) from exc
 
 
+def _skip_lines(f: TextIO, count: int) -> bool:
+    """Skip ``count`` lines a bounded piece at a time; false at the end of the file."""
+    while count > 0:
+        piece = f.readline(_SKIP_CHUNK)
+        if not piece:
+            return False
+        if piece.endswith("\r") and len(piece) == _SKIP_CHUNK:  # cut: maybe inside "\r\n"
+            mark = f.tell()
+            if f.read(1) != "\n":
+                f.seek(mark)
+        if piece.endswith(("\n", "\r")):
+            count -= 1
+    return True
+
+
 def _os_error(action: str, path: str, exc: OSError) -> RpcError:
+    if isinstance(exc, NotRegularFile):
+        return RpcError(ErrorCode.INVALID_PARAMS,
+                        f"Not a regular file (a FIFO, device or socket): {path}; "
+                        "only regular files can be read or written")
     if exc.errno == errno.ENOENT and action == "read":
         return RpcError(RESOURCE_NOT_FOUND, f"File not found: {path}")
     if exc.errno in (errno.EISDIR, errno.ENOTDIR):

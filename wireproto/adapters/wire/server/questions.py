@@ -4,7 +4,8 @@ One request carries every question of :meth:`Turn.ask_questions
 <wireproto.agent.questions.Asking.ask_questions>` as a ``QuestionItem`` (its
 ``body``, ``other_label`` and ``multi_select`` included). The answer maps each
 question text to a label, or to comma-joined labels for a multi-select
-question; a free-text ("other") answer is its text. An empty map means the
+question (matched against the option labels, so a label may hold a comma);
+a free-text ("other") answer is its text. An empty map means the
 user dismissed the questions (:attr:`AskStatus.DECLINED`); no answer at all
 (a failure, or the turn was cancelled) is :attr:`AskStatus.CANCELLED`.
 """
@@ -42,7 +43,37 @@ def question_request(
 def _labels(question: Question, answer: str) -> tuple[str, ...]:
     if not question.multi_select:
         return (answer,) if answer else ()
-    return tuple(label.strip() for label in answer.split(",") if label.strip())
+    return _split(answer, sorted(question.options, key=len, reverse=True))
+
+
+def _split(answer: str, known: Sequence[str]) -> tuple[str, ...]:
+    """The labels of a comma-joined multi-select answer.
+
+    A label may itself hold a comma, so at each place the longest option
+    label that fits (followed by a comma or the end) is taken whole; text
+    that is no option label (a free-text answer) runs to the next comma.
+    """
+    labels: list[str] = []
+    at, end = 0, len(answer)
+    while at < end:
+        while at < end and answer[at].isspace():
+            at += 1
+        for label in known:
+            stop = at + len(label)
+            if label and answer.startswith(label, at) and (
+                stop == end or answer[stop:].lstrip()[:1] in ("", ",")
+            ):
+                labels.append(label)
+                comma = answer.find(",", stop)
+                at = end if comma < 0 else comma + 1
+                break
+        else:
+            comma = answer.find(",", at)
+            piece = answer[at:] if comma < 0 else answer[at:comma]
+            if piece.strip():
+                labels.append(piece.strip())
+            at = end if comma < 0 else comma + 1
+    return tuple(labels)
 
 
 def answers_of(questions: Sequence[Question], response: m.Response | None) -> Answers:

@@ -1,0 +1,70 @@
+"""Opening local files for the agent and the ACP client: regular files only.
+
+Opening a FIFO waits for a writer and reading a device may never end, which
+would hold a worker thread forever. :func:`open_regular` opens without
+waiting and refuses anything but a regular file with :class:`NotRegularFile`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+__all__ = ["NotRegularFile", "open_regular", "read_regular", "write_regular"]
+
+_FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device or a socket, not a regular file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(
+            errno.EINVAL,
+            "not a regular file (a FIFO, device or socket); "
+            "only regular files can be read or written",
+            os.fspath(path),
+        )
+
+
+def open_regular(path: str | os.PathLike[str], *, write: bool = False) -> int:
+    """Open ``path`` (truncated when ``write``, created if missing); return the descriptor.
+
+    Raises:
+        IsADirectoryError: ``path`` is a directory.
+        NotRegularFile: ``path`` is a FIFO, a device or a socket.
+        OSError: any other failure to open it.
+    """
+    flags = (os.O_WRONLY | os.O_CREAT if write else os.O_RDONLY) | _FLAGS
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a socket, or a FIFO nobody reads
+            raise NotRegularFile(path) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path)
+        os.set_blocking(fd, True)
+        if write:
+            os.ftruncate(fd, 0)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a regular file (see :func:`open_regular`)."""
+    with open(open_regular(path), "rb") as f:
+        return f.read()
+
+
+def write_regular(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace a regular file's bytes, creating it (see :func:`open_regular`)."""
+    with open(open_regular(path, write=True), "wb") as f:
+        f.write(data)
