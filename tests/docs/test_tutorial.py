@@ -45,6 +45,7 @@ def test_every_command_has_an_expectation() -> None:
     assert commands and all(any(k in c for k in EXPECTED) for c in commands), commands
 
 
+@pytest.mark.slow  # runs every step of the tutorial, seconds: slow tier
 @pytest.mark.timeout(180)
 def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
     source = "".join(_blocks("python"))

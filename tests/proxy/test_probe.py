@@ -21,6 +21,7 @@ async def test_probe_finds_the_protocol(tmp_path: Path, protocol: str) -> None:
     assert await probe_protocol([*WIREPROTO, protocol], env=env) == protocol
 
 
+@pytest.mark.slow  # waits out a timeout (seconds): slow tier
 async def test_probe_of_a_silent_command_names_the_way_out() -> None:
     with pytest.raises(ProbeError, match="--agent-protocol"):
         await probe_protocol([sys.executable, "-c", "import time; time.sleep(30)"],

@@ -109,6 +109,7 @@ async def test_cancelling_the_iterating_task_cancels_the_turn_on_the_server(
         assert (await client.prompt("hello")).status == "finished"  # the server is free
 
 
+@pytest.mark.slow  # waits out a timeout (seconds): slow tier
 async def test_handshake_clock_fallback_and_require(
     workdir: Path, anyio_backend_name: str, caplog: pytest.LogCaptureFixture
 ) -> None:
