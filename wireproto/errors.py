@@ -272,3 +272,16 @@ class AgentFailed(AgentError):
     ``{"type": ..., "message": ...}`` of the original, or ``None`` when the
     agent opted out (``Agent.error_details = False``).
     """
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first exception inside (nested) exception groups, else ``exc`` itself.
+
+    A helper for the library (not in ``__all__``: the public names of this module are the
+    exception tree).
+    """
+    inner = getattr(exc, "exceptions", None)
+    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
+    return exc

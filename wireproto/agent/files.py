@@ -10,8 +10,9 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterable
 
-__all__ = ["NotRegularFile", "open_regular", "read_regular", "write_regular"]
+__all__ = ["NotRegularFile", "open_regular", "read_regular", "within_roots", "write_regular"]
 
 _FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -26,6 +27,21 @@ class NotRegularFile(OSError):
             "only regular files can be read or written",
             os.fspath(path),
         )
+
+
+def within_roots(
+    path: str | os.PathLike[str], roots: Iterable[str | os.PathLike[str]]
+) -> str | None:
+    """The real path of ``path`` when it is one of ``roots`` or lies below one, else ``None``.
+
+    Symbolic links are resolved on both sides, so a link cannot lead out of the roots.
+    """
+    real = os.path.realpath(path)
+    for root in roots:
+        base = os.path.realpath(root)
+        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
+            return real
+    return None
 
 
 def open_regular(path: str | os.PathLike[str], *, write: bool = False) -> int:

@@ -48,22 +48,20 @@ from wireproto.agent.events import (
 from wireproto.agent.history import Conversation, HistoryMessage
 from wireproto.agent.store import StoreArg, open_store, title_of
 from wireproto.agent.turn import Turn, new_id
-from wireproto.errors import AgentError, AgentFailed, Busy, ConnectionClosed, InvalidArgument
+from wireproto.errors import (
+    AgentError,
+    AgentFailed,
+    Busy,
+    ConnectionClosed,
+    InvalidArgument,
+    first_leaf,
+)
 
 __all__ = ["Runtime"]
 
 log = logging.getLogger(__name__)
 
 _LIVE_ONLY = (Notice,)  # events never written to history
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    """The first exception inside (nested) exception groups, else ``exc``."""
-    inner = getattr(exc, "exceptions", None)
-    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
-        exc = inner[0]
-        inner = getattr(exc, "exceptions", None)
-    return exc
 
 
 class Runtime:
@@ -355,7 +353,7 @@ class Runtime:
         log.error("session %s, turn %s: %s.prompt() failed: %s: %s", turn.session.id, turn.id,
                   type(self.agent).__name__, type(error).__name__, error,
                   exc_info=(type(error), error, error.__traceback__))
-        leaf = _first_leaf(error)
+        leaf = first_leaf(error)
         data = ({"type": type(leaf).__name__, "message": str(leaf)}
                 if self.agent.error_details else None)
         return AgentFailed("Internal error", data)

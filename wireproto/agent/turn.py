@@ -47,7 +47,7 @@ from wireproto.agent.events import (
     ToolStatus,
     UsageUpdated,
 )
-from wireproto.agent.files import read_regular, write_regular
+from wireproto.agent.files import read_regular, within_roots, write_regular
 from wireproto.agent.history import HistoryMessage
 from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
@@ -497,10 +497,9 @@ class Turn(Asking, Activity):
 
     def _confined(self, path: str) -> Path:
         full = self.resolve(path)
-        for root in self.session.roots:
-            if full.is_relative_to(root.resolve()):
-                return full
-        raise PermissionError(f"{path} is outside the session's roots")
+        if within_roots(full, self.session.roots) is None:
+            raise PermissionError(f"{path} is outside the session's roots")
+        return full
 
     async def read_text_file(self, path: str) -> str:
         """Read a text file: through the client when it can, else locally.

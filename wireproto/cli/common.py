@@ -53,13 +53,9 @@ class UsageError(CliError):
 
 def as_cli_error(exc: BaseException) -> BaseException:
     """``exc``, or its grouped :class:`CliError`; an exited process becomes one (its stderr)."""
-    from wireproto.errors import ProcessExited
+    from wireproto.errors import ProcessExited, first_leaf
 
-    leaf = exc
-    inner = getattr(leaf, "exceptions", None)
-    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
-        leaf = inner[0]
-        inner = getattr(leaf, "exceptions", None)
+    leaf = first_leaf(exc)
     if isinstance(leaf, ProcessExited):
         return CliError(leaf.summary, leaf.stderr)
     if isinstance(leaf, CliError):  # (keeps its exit status)
@@ -69,10 +65,9 @@ def as_cli_error(exc: BaseException) -> BaseException:
 
 def one_line(exc: BaseException) -> str:
     """A one-line description of ``exc`` (the first leaf of an exception group)."""
-    inner = getattr(exc, "exceptions", None)  # an exception group (3.10 has no builtin one)
-    while isinstance(inner, tuple) and inner and isinstance(inner[0], BaseException):
-        exc = inner[0]
-        inner = getattr(exc, "exceptions", None)
+    from wireproto.errors import first_leaf
+
+    exc = first_leaf(exc)
     text = " ".join(str(exc).split())
     if isinstance(exc, (CliError, OSError)) or type(exc).__module__.startswith("wireproto"):
         return text or type(exc).__name__

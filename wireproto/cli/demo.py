@@ -35,7 +35,7 @@ import anyio.abc
 import wireproto
 from wireproto.cli.common import CliError, one_line, run
 from wireproto.cli.logs import LEVELS, setup_logging
-from wireproto.errors import ConnectionClosed, ProcessExited
+from wireproto.errors import ConnectionClosed, ProcessExited, first_leaf
 
 __all__ = ["DemoContext", "Report", "Server", "add_parser", "main_demo"]
 
@@ -104,9 +104,9 @@ class Report:
             self.failed += 1
             self.say(f"  FAIL  {name}: no answer within {self.timeout:g} s")
             return False
-        except Exception as exc:
+        except Exception as error:
             self.failed += 1
-            exc = _first_leaf(exc)
+            exc: BaseException = first_leaf(error)
             if isinstance(exc, ConnectionClosed) and self.explain is not None:
                 exc = await self.explain(exc)
             if isinstance(exc, ProcessExited):
@@ -247,15 +247,6 @@ async def _read_banner(
     if not announced:
         raise ProcessExited("the server stopped before it was listening",
                             f"the server (pid {process.pid})", await process.wait(), tuple(tail))
-
-
-def _first_leaf(exc: Exception) -> Exception:
-    """The first exception inside (nested) exception groups, else ``exc``."""
-    inner = getattr(exc, "exceptions", None)
-    while isinstance(inner, tuple) and inner and isinstance(inner[0], Exception):
-        exc = inner[0]
-        inner = getattr(exc, "exceptions", None)
-    return exc
 
 
 def _command(value: str | None, default: str) -> list[str]:

@@ -32,7 +32,7 @@ import anyio.to_thread
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.state import RESOURCE_NOT_FOUND, ClientSession
-from wireproto.agent.files import NotRegularFile, open_regular
+from wireproto.agent.files import NotRegularFile, open_regular, within_roots
 from wireproto.errors import RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
@@ -79,12 +79,11 @@ class LocalFileSystem:
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Path contains a NUL character: {path!r}")
         if not os.path.isabs(path):
             raise RpcError(ErrorCode.INVALID_PARAMS, f"Path must be absolute: {path}")
-        real = os.path.realpath(path)
-        for root in session.roots:
-            base = os.path.realpath(root)
-            if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
-                return real
-        raise RpcError(ErrorCode.INVALID_PARAMS, f"Path is outside the session's roots: {path}")
+        real = within_roots(path, session.roots)
+        if real is None:
+            raise RpcError(ErrorCode.INVALID_PARAMS,
+                           f"Path is outside the session's roots: {path}")
+        return real
 
     async def read_text_file(self, session: ClientSession, request: s.ReadTextFileRequest) -> str:
         """Read a file within the roots (1-based ``line``, ``limit`` lines).

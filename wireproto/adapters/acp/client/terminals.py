@@ -57,6 +57,7 @@ from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.state import RESOURCE_NOT_FOUND, ClientSession
+from wireproto.agent.files import within_roots
 from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
 
@@ -234,11 +235,8 @@ def confined_cwd(session: ClientSession, cwd: str | None) -> str:
     chosen = cwd if cwd is not None else session.cwd
     if not os.path.isabs(chosen):
         raise RpcError(ErrorCode.INVALID_PARAMS, f"cwd must be absolute: {chosen}")
-    real = os.path.realpath(chosen)
-    for root in session.roots:
-        base = os.path.realpath(root)
-        if real == base or real.startswith(base.rstrip(os.sep) + os.sep):
-            return chosen
+    if within_roots(chosen, session.roots) is not None:
+        return chosen
     raise RpcError(ErrorCode.INVALID_PARAMS,
                    f"cwd is outside the session's roots: {chosen} "
                    f"(roots: {', '.join(session.roots)})")
