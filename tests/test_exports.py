@@ -182,7 +182,8 @@ def test_vocabularies_are_modules_of_their_adapter() -> None:
 
 
 def test_adapter_roots_export_what_their_role_subpackages_define() -> None:
-    """Regrouping by role moved modules, never a public name: each is reachable from its root."""
+    """Regrouping by role moved modules, never a public name: each role's main names are
+    exported by the root and defined in their role's subpackage."""
     for root, role_packages in (
         ("wireproto.adapters.acp", ("agent", "client")),
         ("wireproto.adapters.wire", ("server", "client")),
@@ -191,3 +192,13 @@ def test_adapter_roots_export_what_their_role_subpackages_define() -> None:
         homes = {getattr(value, "__module__", "") for value in names.values()}
         for role in role_packages:
             assert any(home.startswith(f"{root}.{role}.") for home in homes), (root, role)
+    roles = {
+        "wireproto.adapters.acp": {"AgentConnection": "agent", "ClientConnection": "client",
+                                   "PromptTurn": "client", "connect_acp": "client"},
+        "wireproto.adapters.wire": {"WireServer": "server", "WireClient": "client",
+                                    "WireTurn": "client"},
+    }
+    for root, homes_by_name in roles.items():
+        names = exported(root)
+        for name, role in homes_by_name.items():
+            assert names[name].__module__.startswith(f"{root}.{role}."), (root, name)
