@@ -47,7 +47,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
-from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
+from wireproto.jsonrpc.codec import Call, Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request
 from wireproto.rpc._waiter import Waiter
 from wireproto.rpc._writer import Item, Writer
@@ -65,7 +65,7 @@ class _Idle:
 
     def __init__(self, event: Waiter) -> None:
         self.event = event
-        self.job: tuple[Request, Route] | None = None
+        self.job: tuple[Request | Call, Route] | None = None
 
 
 class HandlerPool:
@@ -101,7 +101,7 @@ class HandlerPool:
         self.name = name
         # request id -> its task's scope; a null or duplicate id gets a key of its own
         self._running: dict[Hashable, anyio.CancelScope] = {}
-        self._backlog: deque[tuple[Request, Route]] = deque()
+        self._backlog: deque[tuple[Request | Call, Route]] = deque()
         self._active = 0  # handler tasks busy with a request (backlog included)
         self._idle: list[_Idle] = []  # handler tasks waiting for the next request
         self._quiet: anyio.Event | None = None  # set when no request is being handled
@@ -125,7 +125,7 @@ class HandlerPool:
 
     # ------------------------------------------------------------ admission
 
-    async def admit(self, msg: Request, route: Route | None) -> None:
+    async def admit(self, msg: Request | Call, route: Route | None) -> None:
         """Handle ``msg``, queue it, or answer it at once (see the table above)."""
         if route is None or route.notification:
             await self.reply_error(
@@ -188,7 +188,7 @@ class HandlerPool:
 
     # ------------------------------------------------------------- handling
 
-    async def _serve(self, msg: Request, route: Route) -> None:
+    async def _serve(self, msg: Request | Call, route: Route) -> None:
         # Counted in _active while handling; parked in _idle between requests
         # (a handler task lives until the peer closes; at most max_concurrency).
         # One cancel scope serves every request the task handles until one of
@@ -218,7 +218,7 @@ class HandlerPool:
         finally:
             self._handler_done()
 
-    async def _next_job(self) -> tuple[Request, Route]:
+    async def _next_job(self) -> tuple[Request | Call, Route]:
         """The oldest request of the backlog, or the next one admitted (parked till then)."""
         if self._backlog:
             return self._backlog.popleft()
@@ -239,7 +239,9 @@ class HandlerPool:
         assert idle.job is not None
         return idle.job
 
-    async def _handle(self, msg: Request, route: Route, scope: anyio.CancelScope) -> Item | None:
+    async def _handle(
+        self, msg: Request | Call, route: Route, scope: anyio.CancelScope
+    ) -> Item | None:
         """Run one request's handler in ``scope``; return its answer.
 
         ``None`` only for a request that must not be answered. A handler
@@ -252,8 +254,12 @@ class HandlerPool:
             key = object()  # not cancellable by id, but still by close()
         self._running[key] = scope
         try:
-            params = self._decoder.decode_params(
-                msg.method, msg.params, route.params_type, route.decode
+            params = (
+                msg.params
+                if isinstance(msg, Call)  # (decoded with the envelope)
+                else self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
             )
             result = await route.handler(params)
         except InvalidMessage as exc:

@@ -65,6 +65,7 @@ from wireproto.errors import (
 )
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
+    Call,
     Decoder,
     Dialect,
     Encoder,
@@ -204,7 +205,10 @@ class Peer:
         self.cancel_param = cancel_param
         self.flush_timeout = flush_timeout
         self.name = name
-        self._decoder = Decoder(dialect, self.router)
+        # (the cancel notification is read as plain JSON, whatever its route)
+        self._decoder = Decoder(
+            dialect, self.router, two_pass=() if cancel_method is None else (cancel_method,)
+        )
         self._encoder = Encoder(dialect)
         self._writer = Writer(
             stream, send_queue, self._mark_closed, name, send_buffer_bytes, before_write
@@ -529,12 +533,17 @@ class Peer:
             elif exc.reply:
                 await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
             return
-        if isinstance(msg, IncomingResponse):
-            self._on_response(msg)
+        if isinstance(msg, Call):  # (params decoded: the route is looked up at once)
+            if msg.id is UNSET:
+                await self._on_notification(msg)
+            else:
+                await self._handlers.admit(msg, self.router.get(msg.method))
         elif isinstance(msg, Request):
             await self._handlers.admit(msg, self.router.get(msg.method))
-        else:
+        elif isinstance(msg, Notification):
             await self._on_notification(msg)
+        else:
+            self._on_response(msg)
 
     def _fail_pending(self, exc: InvalidMessage) -> None:
         """A response that cannot be read fails the request it answers."""
@@ -558,7 +567,7 @@ class Peer:
         else:
             pending.resolve(msg)
 
-    async def _on_notification(self, msg: Notification) -> None:
+    async def _on_notification(self, msg: Notification | Call) -> None:
         if msg.method == self.cancel_method:
             await self._on_cancel(msg)
             return
@@ -578,9 +587,12 @@ class Peer:
             self._inbox_busy += 1
             self._inbox.send_nowait((route, msg))
 
-    async def _on_cancel(self, msg: Notification) -> None:
+    async def _on_cancel(self, msg: Notification | Call) -> None:
         try:
-            params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
+            if isinstance(msg, Call):  # (only if cancel_method changed since __init__)
+                params = msgspec.to_builtins(msg.params)
+            else:
+                params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
             rid = params[self.cancel_param]
         except (InvalidMessage, KeyError):
             log.warning("%s: malformed %s dropped", self.name, msg.method)
@@ -613,8 +625,12 @@ class Peer:
                 continue
             self._inbox_slots.release()
             try:
-                params = self._decoder.decode_params(
-                    msg.method, msg.params, target.params_type, target.decode
+                params = (
+                    msg.params
+                    if isinstance(msg, Call)
+                    else self._decoder.decode_params(
+                        msg.method, msg.params, target.params_type, target.decode
+                    )
                 )
                 self._inbox_handling = True
                 await target.handler(params)
