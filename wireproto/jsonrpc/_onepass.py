@@ -216,7 +216,7 @@ class _Shape:
         )
         self.typed = msgspec.json.Decoder(_union([*typed, stop]), dec_hook=hook)
         self.loose = msgspec.json.Decoder(_union([*loose, stop]))
-        self.tag_members = tuple(sorted(tag_members))
+        self.tag_members = frozenset(tag_members)
 
 
 _SHAPES: dict[Any, _Shape] = {}
@@ -280,9 +280,11 @@ class Plan:
         msgspec tagged union must then skip the whole object to find the tag
         and scan it again to decode it. The cheap sign of that order: compact
         JSON that ends with a tag member (``"type":"text"``) and the closing
-        brackets, i.e. whose last tagged object has its tag last.
+        brackets, i.e. whose last tagged object has its tag last. (Only a
+        speed choice: either way the decoded values are the same.)
         """
-        return data[-_TAIL:].rstrip(_CLOSERS).endswith(self._shape.tag_members)
+        tail = data[-_TAIL:].rstrip(_CLOSERS)
+        return tail[tail.rfind(b",") + 1 :] in self._shape.tag_members
 
     def decode_loose(self, data: bytes | bytearray) -> Call:
         """Decode a call to builtins, then convert its params (for tags-last input).
