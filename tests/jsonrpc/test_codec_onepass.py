@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc._onepass import BIG, Plan
+from wireproto.jsonrpc._onepass import BIG, HEAD, Plan
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     MCP_DIALECT,
@@ -215,7 +215,23 @@ INVALID: list[bytes] = [
     b'{"jsonrpc":"2.0","id":24,"error":{"code":1,"message":"method"}}',
 ]
 
-CORPUS = VALID + INVALID + [m[0] for m in MALFORMED]
+_LONG = "x" * HEAD
+RESPONSES: list[bytes] = [
+    b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}',
+    b'{"jsonrpc":"2.0","id":"a","result":null}',
+    b'{"id":2,"result":[1]}',  # no jsonrpc: dialect rules
+    b'{"jsonrpc":"1.0","id":3,"result":1}',
+    b'{"jsonrpc":"2.0","id":null,"result":1}',
+    b'{"jsonrpc":"2.0","id":4,"result":1,"error":null}',
+    b'{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"m"}}',
+    b'{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"m"}}',
+    b'{"jsonrpc":"2.0","id":7}',
+    b'{"jsonrpc":"2.0","id":8,"result":"%s","method":"a","params":{"x":1}}' % _LONG.encode(),
+    b'{"jsonrpc":"2.0","id":9,"result":"%s","method":5}' % _LONG.encode(),
+    b'{"jsonrpc":"2.0","id":10,"result":1,"id":null}',
+    b'{"jsonrpc":"2.0","id":11,"result":"\xff"}',
+]
+CORPUS = VALID + INVALID + RESPONSES + [m[0] for m in MALFORMED]
 
 
 def receive(decoder: Decoder, router: Router, data: bytes) -> tuple[Any, ...]:
@@ -280,6 +296,15 @@ def test_other_calls_keep_raw_params(dialect: Dialect, data: bytes) -> None:
     msg = Decoder(dialect, make_router()).decode(data)
     assert isinstance(msg, Request)
     assert msg.params is UNSET or type(msg.params) is msgspec.Raw
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_success_responses_take_one_pass(dialect: Dialect) -> None:
+    msg = Decoder(dialect, make_router()).decode(RESPONSES[0])
+    assert isinstance(msg, IncomingResponse) and type(msg) is not IncomingResponse
+    assert (msg.id, msg.result, msg.error) == (1, msgspec.Raw(b'{"x":1}'), None)
+    error = Decoder(dialect, make_router()).decode(RESPONSES[7])
+    assert type(error) is IncomingResponse and error.error is not None
 
 
 @pytest.mark.parametrize("tags_last", [False, True])
@@ -429,6 +454,11 @@ def _messages(draw: st.DrawFn) -> bytes:
         ("method", st.sampled_from(["a", "opt", "draw", "any", "raw", "note", "paint",
                                     "custom", "nope", _ABSENT])),
         ("params", st.one_of(_params, st.just(_ABSENT))),
+        ("result", st.one_of(_json, st.just(_ABSENT), st.just(_ABSENT))),
+        ("error", st.one_of(
+            st.fixed_dictionaries({"code": st.integers(), "message": st.text(max_size=3)}),
+            _json, st.just(_ABSENT), st.just(_ABSENT), st.just(_ABSENT),
+        )),
     ):
         value = draw(values)
         if value is not _ABSENT:

@@ -33,7 +33,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from msgspec import inspect as mi
 
-__all__ = ["BIG", "HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan"]
+__all__ = ["BIG", "HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan", "answer_decoder"]
 
 DecHook = Callable[[type, Any], Any]
 """A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
@@ -138,6 +138,43 @@ def _refuse_null(self: Call) -> None:
 def _refuse(self: Any) -> None:
     """``__post_init__`` of the sentinel envelope: never a message."""
     raise ValueError("no such method")
+
+
+class _Never(msgspec.Struct, gc=False):
+    """A member type no JSON value decodes into: the member's presence fails the pass."""
+
+    def __post_init__(self) -> None:
+        raise ValueError("not accepted in one pass")
+
+
+@functools.cache
+def answer_decoder(base: type[Any], require_jsonrpc: bool) -> msgspec.json.Decoder[Any]:
+    """A decoder of success responses into a subclass of ``base`` (one per argument pair).
+
+    ``base`` has the fields ``id``, ``result`` and ``error`` (``None``). Only
+    what needs no dialect rule is accepted: ``"jsonrpc": "2.0"`` (required
+    if the dialect requires it), a string or integer ``id``, ``result``
+    present (kept raw), and neither ``error`` nor ``method``.
+    """
+    jsonrpc: Any = (
+        ("jsonrpc", Literal["2.0"])
+        if require_jsonrpc
+        else ("jsonrpc", Literal["2.0"] | UnsetType, UNSET)
+    )
+    answer = msgspec.defstruct(
+        f"One{base.__name__}",
+        [
+            jsonrpc,
+            ("id", int | str),
+            ("result", msgspec.Raw),
+            ("error", _Never | UnsetType, None),  # (a default is not validated)
+            ("method", _Never | UnsetType, UNSET),
+        ],
+        bases=(base,),
+        kw_only=True,
+        gc=False,
+    )
+    return msgspec.json.Decoder(answer)
 
 
 def _admits_null(spec: ParamsSpec, hook: DecHook | None) -> bool:

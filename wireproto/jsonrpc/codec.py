@@ -31,9 +31,11 @@ two per tagged object. Whatever the one pass does not accept (unknown
 method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
 envelope) is decoded in two passes, so error answers are exactly those of
 the two-pass path; a message with no ``"method"`` key among its first
-bytes (a response) goes there directly, since the union would have to scan
-all of it to find no tag. The table's params of a :class:`Call` are those
-of the table at decoding time: a peer looks its route up at once.
+bytes is not given to the union (which would scan all of it to find no
+tag) but to one msgspec call for a success response, which accepts only
+what needs no dialect rule and keeps ``result`` raw. The params of a
+:class:`Call` are those of the table at decoding time: a peer looks its
+route up at once.
 
 Every malformed input maps to exactly one error answer (or a logged drop), as
 the dialect says. Unknown members are ignored. Encoding reuses one buffer and
@@ -62,6 +64,7 @@ from wireproto.jsonrpc._onepass import (
     ParamsSpec,
     ParamsTable,
     Plan,
+    answer_decoder,
 )
 from wireproto.jsonrpc.messages import (
     Error,
@@ -307,6 +310,7 @@ class Decoder:
         self._error = msgspec.json.Decoder(Error)
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
+        self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
         self.table = table
 
     @property
@@ -338,14 +342,15 @@ class Decoder:
         if plan is not None:
             try:
                 # `{"jsonrpc":"2.0","method"...`: a notification in the usual
-                # member order. Otherwise the method key must come early: a
-                # response (or an odd member order) is left to two passes, the
-                # union would scan it all to find no tag.
+                # member order. Otherwise the method key must come early; with
+                # none there, a success response is tried (the union would
+                # scan it all to find no tag).
                 # (109 is "m"; a memoryview has no find(): two passes)
                 if data[18] == 109 or data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
                     if len(data) < BIG or not plan.tags_last(data):  # type: ignore[arg-type]
                         return plan.typed_decode(data)  # type: ignore[no-any-return]
                     return plan.decode_loose(data)  # type: ignore[arg-type]
+                return self._answer(data)  # type: ignore[no-any-return]
             except Exception:  # anything: the two-pass path answers it
                 pass
         return self._two_pass(data)
