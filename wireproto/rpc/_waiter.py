@@ -15,6 +15,7 @@ both; the peer never relies on either.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -42,7 +43,7 @@ class _FutureWaiter:
     __slots__ = ("_future",)
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._future: asyncio.Future[None] = loop.create_future()
+        self._future: asyncio.Future[None] = asyncio.Future(loop=loop)
 
     def set(self) -> None:
         future = self._future
@@ -60,4 +61,4 @@ def waiter_factory() -> Callable[[], Waiter]:
     loop = running_asyncio_loop()
     if loop is None:  # trio, or an asyncio loop not running this task
         return anyio.Event
-    return lambda: _FutureWaiter(loop)
+    return functools.partial(_FutureWaiter, loop)

@@ -211,14 +211,43 @@ class Writer:
             if self._put(data, False):
                 return
 
+    def put_soon(self, data: Item) -> bool:
+        """Write ``data`` at once when possible, else queue it, never waiting.
+
+        Returns ``False`` when the queue is full (then ``await send_soon``).
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
+        return self._put(data, True)
+
+    def offer(self, data: Item) -> bool:
+        """:meth:`put_soon` for an answer: dropped (logged) if the connection is closed."""
+        try:
+            return self._put(data, True)
+        except ConnectionClosed:
+            log.debug("%s: reply dropped, connection closed", self.name)
+            return True
+
     def _put(self, data: Item, direct: bool) -> bool:
         """Write or queue ``data`` without waiting; ``False`` when the queue is full."""
         if self._closed:
             raise ConnectionClosed("connection closed") from self._cause
         items = self._items
         # (a list item, a reply and its follow-ups, always goes through the queue)
-        if direct and self._idle and not items and self._direct is not None:
-            if type(data) is bytes and self._write_now(self._direct, data):
+        stream = self._direct
+        if direct and self._idle and not items and stream is not None and type(data) is bytes:
+            if self._before_write is not None:
+                self._before_write()
+            try:
+                taken = stream.try_send(data)
+            except STREAM_GONE as exc:
+                self._fail(exc)
+                raise ConnectionClosed("connection closed") from exc
+            if taken:
+                if stream.needs_flush:
+                    items.append(_FLUSH)
+                    self._kick()
                 return True
         if len(items) >= self._size:
             return False
@@ -233,19 +262,6 @@ class Writer:
         items.append(data)
         self._kick()
         return True
-
-    def _write_now(self, stream: SupportsTrySend, data: bytes) -> bool:
-        if self._before_write is not None:
-            self._before_write()
-        try:
-            taken = stream.try_send(data)
-        except STREAM_GONE as exc:
-            self._fail(exc)
-            raise ConnectionClosed("connection closed") from exc
-        if taken and stream.needs_flush:
-            self._items.append(_FLUSH)
-            self._kick()
-        return taken
 
     def _kick(self) -> None:
         wake = self._wake

@@ -15,6 +15,9 @@ first by the next send.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
+:meth:`~FramedStream.receive_nowait` hands out the messages already buffered
+without a coroutine per message, and sends its caller to ``receive`` when no
+whole message is buffered or a yield is due.
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -105,6 +108,21 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
     def buffered(self) -> int:
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
+
+    def receive_nowait(self) -> bytes:
+        """Return the next whole message if one is buffered and no yield is due.
+
+        Raises:
+            anyio.WouldBlock: await :meth:`receive` instead.
+            MessageTooLarge: as :meth:`receive`.
+        """
+        if self._streak >= YIELD_EVERY - 1 or self._closed:
+            raise anyio.WouldBlock
+        msg = self._framer.next_message()
+        if msg is None:
+            raise anyio.WouldBlock
+        self._streak += 1
+        return msg
 
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
