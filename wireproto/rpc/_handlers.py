@@ -60,7 +60,7 @@ from msgspec import UNSET
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
 from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request
-from wireproto.rpc._waiter import Waiter
+from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc._writer import Item, Writer
 from wireproto.rpc.router import NO_REPLY, Reply, Route
 
@@ -166,7 +166,7 @@ class HandlerPool:
         """Wake a parked handler task, or start one, to serve the queue."""
         self._coming = True
         if self._idle:  # far cheaper than a new task
-            self._idle.pop().set()
+            wake(self._idle.pop())
         else:
             assert self._tg is not None
             self._tg.start_soon(self._serve)
@@ -260,13 +260,13 @@ class HandlerPool:
     async def _park(self) -> None:
         """Wait until the task is called for again (the queue is empty now)."""
         self._check_quiet()
-        wake = self._new_waiter()
-        self._idle.append(wake)
+        waiter = self._new_waiter()
+        self._idle.append(waiter)
         try:
-            await wake.wait()
+            await waiter
         except BaseException:
-            if wake in self._idle:  # cancelled while parked: nothing to hand over
-                self._idle.remove(wake)
+            if waiter in self._idle:  # cancelled while parked: nothing to hand over
+                self._idle.remove(waiter)
             else:  # called for as the cancellation came: answer the queue, never wait
                 self._coming = False
                 self._drop_queue()

@@ -36,7 +36,7 @@ import anyio.abc
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc.codec import Decoder
 from wireproto.jsonrpc.messages import Notification
-from wireproto.rpc._waiter import Waiter
+from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc.router import Route
 
 __all__ = ["Inbox"]
@@ -87,10 +87,11 @@ class Inbox:
         self._notes += 1
         self.busy += 1
         self._items.append((route, msg))
-        wake = self._wake
-        if wake is not None:
+        waiter = self._wake
+        if waiter is not None:
             self._wake = None
-            wake.set()
+            if not waiter.done():
+                waiter.set_result(None)
         return True
 
     async def put(self, route: Route, msg: Notification) -> None:
@@ -104,10 +105,10 @@ class Inbox:
         """Run ``callback`` after everything queued so far (it must not raise)."""
         self.busy += 1
         self._items.append((None, callback))
-        wake = self._wake
-        if wake is not None:
+        waiter = self._wake
+        if waiter is not None:
             self._wake = None
-            wake.set()
+            wake(waiter)
 
     # ------------------------------------------------------------------ task
 
@@ -117,8 +118,8 @@ class Inbox:
         decode_params = self._decoder.decode_params
         while True:
             if not items:
-                wake = self._wake = self._new_waiter()
-                await wake.wait()
+                waiter = self._wake = self._new_waiter()
+                await waiter
                 continue
             route, msg = items.popleft()
             if route is None:

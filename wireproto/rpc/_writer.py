@@ -53,7 +53,7 @@ import anyio.lowlevel
 
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import ConnectionClosed
-from wireproto.rpc._waiter import Waiter
+from wireproto.rpc._waiter import Waiter, wake
 
 __all__ = [
     "BATCH",
@@ -179,7 +179,7 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        while not self._put(data, False):
+        while not self._put(data):
             await self._wait_room()
         self._streak += 1
         if self._streak >= YIELD_EVERY:
@@ -192,7 +192,7 @@ class Writer:
         For answers that must not wait (e.g. while the task is being cancelled).
         """
         try:
-            return self._put(data, False)
+            return self._put(data)
         except ConnectionClosed:
             return False
 
@@ -204,11 +204,11 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        if self._put(data, True):
+        if self.put_soon(data):
             return
         while True:
             await self._wait_room()
-            if self._put(data, False):
+            if self._put(data):
                 return
 
     def put_soon(self, data: Item) -> bool:
@@ -219,24 +219,11 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        return self._put(data, True)
-
-    def offer(self, data: Item) -> bool:
-        """:meth:`put_soon` for an answer: dropped (logged) if the connection is closed."""
-        try:
-            return self._put(data, True)
-        except ConnectionClosed:
-            log.debug("%s: reply dropped, connection closed", self.name)
-            return True
-
-    def _put(self, data: Item, direct: bool) -> bool:
-        """Write or queue ``data`` without waiting; ``False`` when the queue is full."""
-        if self._closed:
-            raise ConnectionClosed("connection closed") from self._cause
-        items = self._items
-        # (a list item, a reply and its follow-ups, always goes through the queue)
         stream = self._direct
-        if direct and self._idle and not items and stream is not None and type(data) is bytes:
+        # (a list item, a reply and its follow-ups, always goes through the queue)
+        if stream is not None and self._idle and not self._items and type(data) is bytes:
+            if self._closed:
+                raise ConnectionClosed("connection closed") from self._cause
             if self._before_write is not None:
                 self._before_write()
             try:
@@ -246,9 +233,24 @@ class Writer:
                 raise ConnectionClosed("connection closed") from exc
             if taken:
                 if stream.needs_flush:
-                    items.append(_FLUSH)
+                    self._items.append(_FLUSH)
                     self._kick()
                 return True
+        return self._put(data)
+
+    def offer(self, data: Item) -> bool:
+        """:meth:`put_soon` for an answer: dropped (logged) if the connection is closed."""
+        try:
+            return self.put_soon(data)
+        except ConnectionClosed:
+            log.debug("%s: reply dropped, connection closed", self.name)
+            return True
+
+    def _put(self, data: Item) -> bool:
+        """Queue ``data`` without waiting; ``False`` when the queue is full."""
+        if self._closed:
+            raise ConnectionClosed("connection closed") from self._cause
+        items = self._items
         if len(items) >= self._size:
             return False
         size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
@@ -264,10 +266,10 @@ class Writer:
         return True
 
     def _kick(self) -> None:
-        wake = self._wake
-        if wake is not None:
+        waiter = self._wake
+        if waiter is not None:
             self._wake = None
-            wake.set()
+            wake(waiter)
 
     async def _wait_room(self) -> None:
         if self._room is None:
@@ -357,9 +359,9 @@ class Writer:
                     if self._closed:
                         return
                     self._idle = True
-                    self._wake = wake = self._new_waiter()
+                    self._wake = waiter = self._new_waiter()
                     try:
-                        await wake.wait()
+                        await waiter
                         # let the tasks that are ready run first: what they
                         # queue now (e.g. the answer after a burst of
                         # notifications) goes out in the same write

@@ -167,7 +167,9 @@ class _Pending:
                     self.on_response(response)
                 except Exception:
                     log.exception("on_response hook for %s failed", self.method)
-            self.event.set()
+            event = self.event
+            if not event.done():
+                event.set_result(None)
 
 
 class Peer:
@@ -435,9 +437,10 @@ class Peer:
             TimeoutError: no answer within ``timeout``. A cancellation
                 notification is sent on timeout and on cancellation.
         """
-        if self._closed:
-            raise ConnectionClosed("connection closed") from self._closed_cause
-        self._check_running()
+        if self._closed or self._tg is None:
+            if self._closed:
+                raise ConnectionClosed("connection closed") from self._closed_cause
+            self._check_running()
         rid: Id = next(self._ids) if id is None else id
         key = (type(rid), rid)
         if key in self._pending:
@@ -458,10 +461,10 @@ class Peer:
             if on_sent is not None:
                 on_sent()
             if timeout is None:  # a cancel scope costs more than the rest of a request
-                await slot.event.wait()
+                await slot.event
             else:
                 with anyio.fail_after(timeout):
-                    await slot.event.wait()
+                    await slot.event
         finally:
             del self._pending[key]
             if sent and slot.response is None:

@@ -95,6 +95,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._read_scope: anyio.CancelScope | None = None
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
+        self.needs_flush = False
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
         self._write_nowait = (
             send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
         )
@@ -225,12 +227,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             if not written:
                 return False
             self._carry = data[written:]
+            self.needs_flush = True
         return True
-
-    @property
-    def needs_flush(self) -> bool:
-        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
-        return bool(self._carry)
 
     async def _write(self, data: bytes) -> None:
         if self._closed or self._tx_closed or self._tx is None:
@@ -238,6 +236,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             raise anyio.ClosedResourceError
         if self._carry:
             data, self._carry = self._carry + data, b""
+            self.needs_flush = False
         elif not data:
             await anyio.lowlevel.checkpoint()
             return
