@@ -59,7 +59,7 @@ from msgspec import UNSET
 
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
 from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
-from wireproto.jsonrpc.messages import ErrorCode, Id, Request
+from wireproto.jsonrpc.messages import ErrorCode, Id, Request, Response
 from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc._writer import Item, Writer
 from wireproto.rpc.router import NO_REPLY, Reply, Route
@@ -241,8 +241,13 @@ class HandlerPool:
                         answer = await self._handle(job[0], job[1], scope)
                         if self._cancels and scope.cancel_called:
                             break  # (returned in spite of the cancellation)
-                        if answer is not None and not writer.offer(answer):
-                            await self._send_quiet(answer)
+                        if answer is not None:
+                            try:
+                                sent = writer.put_soon(answer)
+                            except ConnectionClosed:
+                                sent = False  # (_send_quiet drops it)
+                            if not sent:
+                                await self._send_quiet(answer)
                         job = None
                         self._busy -= 1
                 assert job is not None  # (only a cancellation of this scope ends it)
@@ -314,7 +319,7 @@ class HandlerPool:
         if type(result) is Reply:
             result, then = result.result, result.then
         try:
-            data = self._encoder.response(msg.id, result)
+            data = self._encoder.encode(Response(id=msg.id, result=result))
         except (TypeError, ValueError):
             log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)

@@ -142,7 +142,8 @@ class Writer:
         self._size = size
         self.max_bytes = max_bytes
         self._bytes = 0  # queued or being written
-        self._full = False  # a message did not fit in the budget: producers wait
+        self.over_budget = False
+        """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
         self.peak_bytes = 0  # the most ever held (for tests and diagnostics)
         self._on_broken = on_broken
         self.name = name
@@ -238,14 +239,6 @@ class Writer:
                 return True
         return self._put(data)
 
-    def offer(self, data: Item) -> bool:
-        """:meth:`put_soon` for an answer: dropped (logged) if the connection is closed."""
-        try:
-            return self.put_soon(data)
-        except ConnectionClosed:
-            log.debug("%s: reply dropped, connection closed", self.name)
-            return True
-
     def _put(self, data: Item) -> bool:
         """Queue ``data`` without waiting; ``False`` when the queue is full."""
         if self._closed:
@@ -256,7 +249,7 @@ class Writer:
         size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
         held = self._bytes + size
         if held > self.max_bytes and self._bytes:
-            self._full = True  # (a message over the budget goes alone)
+            self.over_budget = True  # (a message over the budget goes alone)
             return False
         self._bytes = held
         if held > self.peak_bytes:
@@ -300,14 +293,9 @@ class Writer:
         """Bytes queued or being written."""
         return self._bytes
 
-    @property
-    def over_budget(self) -> bool:
-        """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
-        return self._full
-
     async def wait_budget(self) -> None:
         """Wait until bytes were written since the budget was full (or the writer closed)."""
-        while self._full and not self._closed:
+        while self.over_budget and not self._closed:
             try:
                 await self._wait_room()
             except ConnectionClosed:
@@ -388,7 +376,7 @@ class Writer:
                         await stream.send(item)
                 if self._bytes:  # (a failure or discard has zeroed it)
                     self._bytes -= sum(map(len, batch))
-                    self._full = False
+                    self.over_budget = False
                     self._release_room()
         except STREAM_GONE as exc:
             self._fail(exc)

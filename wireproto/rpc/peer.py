@@ -49,7 +49,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -469,7 +469,14 @@ class Peer:
             del self._pending[key]
             if sent and slot.response is None:
                 await self._send_cancel(rid)
-        return self._result(slot.response, result_type)
+        response = slot.response
+        if type(response) is not IncomingResponse or response.error is not None:
+            self._raise_failure(response)
+        assert isinstance(response.result, msgspec.Raw)
+        try:
+            return self._decoder.decode_result(response.result, result_type)
+        except msgspec.DecodeError as exc:  # includes ValidationError
+            raise RemoteProtocolError(f"invalid result: {exc}") from exc
 
     async def _send_cancel(self, rid: Id) -> None:
         if self.cancel_method is None or self._closed:
@@ -480,22 +487,17 @@ class Peer:
             except ConnectionClosed:
                 pass
 
-    def _result(self, response: IncomingResponse | BaseException | None, type_: type[T]) -> T:
+    @staticmethod
+    def _raise_failure(response: IncomingResponse | BaseException | None) -> NoReturn:
+        """Raise what a request that got no result ends with."""
         if isinstance(response, BaseException):
             raise response
-        assert response is not None
-        if response.error is not None:
-            e = response.error
-            data = None if e.data is UNSET else e.data
-            if e.code == ErrorCode.REQUEST_CANCELLED:
-                raise RequestCancelled(e.message, data)
-            raise RpcError(e.code, e.message, data)
-        raw = response.result
-        assert isinstance(raw, msgspec.Raw)
-        try:
-            return self._decoder.decode_result(raw, type_)
-        except msgspec.DecodeError as exc:  # includes ValidationError
-            raise RemoteProtocolError(f"invalid result: {exc}") from exc
+        assert response is not None and response.error is not None
+        e = response.error
+        data = None if e.data is UNSET else e.data
+        if e.code == ErrorCode.REQUEST_CANCELLED:
+            raise RequestCancelled(e.message, data)
+        raise RpcError(e.code, e.message, data)
 
     # --------------------------------------------------------------- reading
 
@@ -551,8 +553,8 @@ class Peer:
                 route = self.router.get(msg.method)
                 if not handlers.try_admit(msg, route):
                     await handlers.admit(msg, route)
-            else:
-                await self._on_notification(msg)  # type: ignore[arg-type]  # (what is left)
+            elif not self._take_notification(msg):  # type: ignore[arg-type]  # (what is left)
+                await self._on_notification(msg)  # type: ignore[arg-type]
         log.debug("%s: inbound side ended: %r", self.name, cause)
         self._mark_closed(cause)
 
@@ -586,18 +588,23 @@ class Peer:
         else:
             pending.resolve(msg)
 
-    async def _on_notification(self, msg: Notification) -> None:
-        method = msg.method
-        route = self.router.get(method)
+    def _take_notification(self, msg: Notification) -> bool:
+        """Queue ``msg`` for the inbox if it can be, without waiting (the common case)."""
+        route = self.router.get(msg.method)
         inbox = self._inbox
-        if (
+        return (
             route is not None
             and route.notification
             and inbox is not None
-            and method != self.cancel_method
+            and msg.method != self.cancel_method
             and inbox.try_put(route, msg)
-        ):
-            return  # the common case, without waiting
+        )
+
+    async def _on_notification(self, msg: Notification) -> None:
+        """Whatever :meth:`_take_notification` did not take."""
+        method = msg.method
+        route = self.router.get(method)
+        inbox = self._inbox
         if method == self.cancel_method:
             await self._on_cancel(msg)
         elif route is None:

@@ -218,7 +218,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             return False
         if self._closed or self._tx_closed:
             raise anyio.ClosedResourceError
-        data = frame(item)
+        data = item if item.endswith(b"\n") else item + b"\n"  # (frame(item), inline)
         try:
             written = write(data)
         except OSError as exc:
