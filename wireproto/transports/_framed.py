@@ -39,7 +39,14 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["JOIN_BYTES", "READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
+__all__ = [
+    "JOIN_BYTES",
+    "READ_SIZE",
+    "YIELD_EVERY",
+    "FramedStream",
+    "SupportsWakeOnClose",
+    "SupportsWriteNowait",
+]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
@@ -68,6 +75,19 @@ class SupportsWriteNowait(Protocol):
         """
 
 
+@runtime_checkable
+class SupportsWakeOnClose(Protocol):
+    """A byte receive stream whose ``aclose`` wakes a pending ``receive`` by itself.
+
+    Reads from it need no cancel scope of their own for :meth:`FramedStream.aclose`
+    to interrupt them (a scope per read costs more than a small message).
+    """
+
+    @property
+    def wakes_on_close(self) -> bool:
+        """Whether ``aclose`` makes a pending ``receive`` raise."""
+
+
 class FramedStream(anyio.abc.ObjectStream[bytes]):
     """Newline-framed messages over a pair of byte streams.
 
@@ -93,6 +113,9 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
+        self._scoped_reads = not (
+            isinstance(receive_stream, SupportsWakeOnClose) and receive_stream.wakes_on_close
+        )
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
         self.needs_flush = False
@@ -159,7 +182,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             data = b""
             self._streak = 0
             try:
-                with anyio.CancelScope() as self._read_scope:
+                if self._scoped_reads:
+                    with anyio.CancelScope() as self._read_scope:
+                        data = await self._rx.receive(READ_SIZE)
+                else:  # (closing the byte stream wakes the read)
                     data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
