@@ -6,7 +6,10 @@ Theory of operation
 examined once however the stream is chunked (linear time). :meth:`feed`
 appends bytes; :meth:`next_message` returns the next complete line without
 its terminator (``\\r\\n`` tolerated), skips blank lines, and returns
-``None`` when more input is needed.
+``None`` when more input is needed. When every complete line buffered is
+plain (no ``\\r``, no blank line, none over the limit: the usual case),
+they are split off in one go and handed out one by one from a queue, so a
+read that brings many small messages costs one split, not a search per line.
 
 A line longer than ``max_bytes`` is never buffered whole: the framer drops
 what it holds, discards input up to the next ``\\n``, and reports the overflow
@@ -17,6 +20,9 @@ connection stays usable.
 
 from __future__ import annotations
 
+import re
+from collections import deque
+
 from wireproto.errors import MessageTooLarge
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineFramer", "frame"]
@@ -25,6 +31,8 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Default maximum size of one message: 64 MiB."""
 
 _BLANK = frozenset(b" \t\r")  # JSON whitespace (besides the \n terminator)
+_BLANK_OR_NL = frozenset(b" \t\r\n")
+_ODD = re.compile(rb"\r|\n[\n \t]")  # lines the bulk split leaves to the line-by-line path
 
 
 def frame(message: bytes) -> bytes:
@@ -44,14 +52,15 @@ class LineFramer:
             raise ValueError("max_bytes must be positive")
         self.max_bytes = max_bytes
         self._buf = bytearray()
+        self._ready: deque[bytes] = deque()  # whole plain lines split off _buf, in order
         self._scan = 0  # bytes of _buf known to hold no newline
         self._discarding = False  # inside an oversized line
         self._overflows = 0  # oversized lines not yet reported
 
     @property
     def buffered(self) -> int:
-        """Bytes held while waiting for the end of a line."""
-        return len(self._buf)
+        """Bytes held: lines not handed out yet, and the start of the next one."""
+        return len(self._buf) + sum(len(line) + 1 for line in self._ready)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes."""
@@ -91,11 +100,16 @@ class LineFramer:
             MessageTooLarge: an oversized line was discarded (reported once
                 per line; call again to continue).
         """
+        ready = self._ready
+        if ready:
+            return ready.popleft()
         while True:
             if self._overflows:
                 self._overflows -= 1
                 raise MessageTooLarge(self.max_bytes)
             buf = self._buf
+            if self._split():
+                return ready.popleft()
             nl = buf.find(b"\n", self._scan)
             if nl < 0:
                 if len(buf) > self.max_bytes + 2:
@@ -115,6 +129,20 @@ class LineFramer:
             if not line or (line[0] in _BLANK and not line.strip(b" \t\r")):
                 continue
             return line
+
+    def _split(self) -> bool:
+        """Queue every complete line at once if all are plain; return whether any was."""
+        buf = self._buf
+        end = buf.rfind(b"\n", self._scan)
+        if end <= 0 or end > self.max_bytes or buf[0] in _BLANK_OR_NL or buf[end - 1] == 10:
+            return False
+        chunk = bytes(buf[:end])
+        if _ODD.search(chunk) is not None:
+            return False
+        del buf[: end + 1]
+        self._scan = 0
+        self._ready.extend(chunk.split(b"\n"))
+        return True
 
     def messages(self) -> list[bytes]:
         """Return every complete message buffered so far (overflows skipped).
