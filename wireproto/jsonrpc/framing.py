@@ -20,7 +20,6 @@ connection stays usable.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 
 from wireproto.errors import MessageTooLarge
@@ -31,8 +30,6 @@ DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """Default maximum size of one message: 64 MiB."""
 
 _BLANK = frozenset(b" \t\r")  # JSON whitespace (besides the \n terminator)
-_BLANK_OR_NL = frozenset(b" \t\r\n")
-_ODD = re.compile(rb"\r|\n[\n \t]")  # lines the bulk split leaves to the line-by-line path
 
 
 def frame(message: bytes) -> bytes:
@@ -134,14 +131,18 @@ class LineFramer:
         """Queue every complete line at once if all are plain; return whether any was."""
         buf = self._buf
         end = buf.rfind(b"\n", self._scan)
-        if end <= 0 or end > self.max_bytes or buf[0] in _BLANK_OR_NL or buf[end - 1] == 10:
+        if end <= 0 or end > self.max_bytes:
             return False
-        chunk = bytes(buf[:end])
-        if _ODD.search(chunk) is not None:
+        with memoryview(buf) as view:
+            chunk = bytes(view[:end])
+        lines = chunk.split(b"\n")
+        # a blank line or one starting with a blank (the smallest line shows
+        # it), or a CR anywhere: line by line instead
+        if min(lines)[:1] <= b" " or b"\r" in chunk:
             return False
         del buf[: end + 1]
         self._scan = 0
-        self._ready.extend(chunk.split(b"\n"))
+        self._ready.extend(lines)
         return True
 
     def messages(self) -> list[bytes]:
