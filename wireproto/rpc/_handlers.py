@@ -58,7 +58,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
-from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
+from wireproto.jsonrpc.codec import Call, Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request, Response
 from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc._writer import Item, Writer
@@ -69,7 +69,7 @@ __all__ = ["HandlerPool"]
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
 
-Job = tuple[Request, Route]
+Job = tuple[Request | Call, Route]
 """An admitted request and its route."""
 
 
@@ -132,7 +132,7 @@ class HandlerPool:
 
     # ------------------------------------------------------------ admission
 
-    def try_admit(self, msg: Request, route: Route | None) -> bool:
+    def try_admit(self, msg: Request | Call, route: Route | None) -> bool:
         """Queue ``msg`` for a handler task if it may run; ``False``: :meth:`admit` answers it."""
         queue = self._queue
         if (
@@ -147,7 +147,7 @@ class HandlerPool:
             self._call_task()
         return True
 
-    async def admit(self, msg: Request, route: Route | None) -> None:
+    async def admit(self, msg: Request | Call, route: Route | None) -> None:
         """Queue ``msg`` or answer it at once (see the table above)."""
         if self.try_admit(msg, route):
             return
@@ -286,7 +286,9 @@ class HandlerPool:
             if answer is None or not self._writer.send_nowait(answer):
                 log.debug("%s: answer to a request lost at shutdown dropped", self.name)
 
-    async def _handle(self, msg: Request, route: Route, scope: anyio.CancelScope) -> Item | None:
+    async def _handle(
+        self, msg: Request | Call, route: Route, scope: anyio.CancelScope
+    ) -> Item | None:
         """Run one request's handler in ``scope``; return its answer.
 
         ``None`` only for a request that must not be answered. A handler
@@ -299,8 +301,12 @@ class HandlerPool:
             key = object()  # not cancellable by id, but still by close()
         self._running[key] = scope
         try:
-            params = self._decoder.decode_params(
-                msg.method, msg.params, route.params_type, route.decode
+            params = (
+                msg.params  # (decoded with the envelope)
+                if isinstance(msg, Call)
+                else self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
             )
             result = await route.handler(params)
         except InvalidMessage as exc:
