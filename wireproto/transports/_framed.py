@@ -11,7 +11,9 @@ several at once joined into a single write by :meth:`~FramedStream.send_many`.
 When the byte stream can write without waiting (:class:`SupportsWriteNowait`,
 e.g. a non-blocking pipe), :meth:`~FramedStream.try_send` writes a message
 at once from the caller; bytes a full pipe did not take are kept and written
-first by the next send.
+first by the next send. ``send`` and ``send_many`` then write what the pipe
+takes at once too, and wait (through the byte stream's ``send``) only for
+the rest: a write that fits costs no event-loop iteration.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
@@ -223,6 +225,12 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         elif not data:
             await anyio.lowlevel.checkpoint()
             return
+        write = self._write_nowait
+        if write is not None:  # what the pipe takes now needs no trip through the loop
+            written = write(data)
+            if written == len(data):
+                return
+            data = data[written:]
         try:
             await self._tx.send(data)
         except OSError as exc:

@@ -23,7 +23,6 @@ prompt for it is :class:`~wireproto.errors.Busy`.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -50,16 +49,39 @@ MAX_PARKED = 64
 """Turn tasks kept parked for the next turns, at most."""
 
 
-@dataclasses.dataclass
 class _TurnBox:
-    """One ``session/prompt`` in flight: its turn task and outcome."""
+    """One ``session/prompt`` in flight: its turn and outcome.
 
-    session: Session
-    content: list[ContentBlock]
-    done: anyio.Event = dataclasses.field(default_factory=anyio.Event)
-    cancelled: bool = False  # cancelled before the turn started
-    stop: StopReason = StopReason.CANCELLED
-    error: BaseException | None = None
+    The prompt's handler waits on ``done`` (a one-shot :class:`Waiter`, the
+    cheapest wake-up); any other wait (the handler once cancelled, a
+    shutdown) goes through :meth:`wait`.
+    """
+
+    __slots__ = ("_late", "cancelled", "content", "done", "error", "finished", "session", "stop")
+
+    def __init__(self, session: Session, content: list[ContentBlock], done: Waiter) -> None:
+        self.session = session
+        self.content = content
+        self.done = done
+        self.finished = False
+        self.cancelled = False  # cancelled before the turn started
+        self.stop = StopReason.CANCELLED
+        self.error: BaseException | None = None
+        self._late: anyio.Event | None = None
+
+    def finish(self) -> None:
+        """Mark the turn over and wake whoever waits."""
+        self.finished = True
+        self.done.set()
+        if self._late is not None:
+            self._late.set()
+
+    async def wait(self) -> None:
+        """Wait until the turn is over (a wait other than the handler's first)."""
+        if not self.finished:
+            if self._late is None:
+                self._late = anyio.Event()
+            await self._late.wait()
 
 
 class _Parked:
@@ -117,7 +139,8 @@ class TurnRunner:
             raise Busy("An agent turn is already in progress")
         if self._group is None:
             raise LocalProtocolError("the turn runner is not running")
-        box = _TurnBox(session, content)
+        assert self._new_waiter is not None
+        box = _TurnBox(session, content, self._new_waiter())
         self._turns[session.id] = box
         if self._parked:  # reuse a parked task
             parked = self._parked.pop()
@@ -130,7 +153,7 @@ class TurnRunner:
         except anyio.get_cancelled_exc_class():  # $/cancel_request, or shutting down
             with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_GRACE):
                 self._cancel(box)
-                await box.done.wait()
+                await box.wait()
             raise
         if isinstance(box.error, ConnectionClosed):
             raise RpcError(ErrorCode.INTERNAL_ERROR, "The connection closed during the turn")
@@ -153,8 +176,8 @@ class TurnRunner:
             self._cancel(box)
         with anyio.move_on_after(grace):
             for box in boxes:
-                await box.done.wait()
-        if not all(box.done.is_set() for box in boxes) and self._group is not None:
+                await box.wait()
+        if not all(box.finished for box in boxes) and self._group is not None:
             log.warning("%s: turns did not end in time; cancelling them", self.name)
             self._group.cancel_scope.cancel()
 
@@ -191,7 +214,7 @@ class TurnRunner:
         finally:
             if self._turns.get(box.session.id) is box:
                 del self._turns[box.session.id]
-            box.done.set()
+            box.finish()
 
     def _cancel(self, box: _TurnBox) -> None:
         box.cancelled = True
