@@ -18,7 +18,8 @@ A handler does not start a request while the writer holds its byte budget
 (a peer that stops reading cannot make this side produce more than the
 requests already running). Each request runs in its handler task's cancel scope, registered by id
 while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
-can cancel it; a request still in the backlog is removed instead. A task
+can cancel it (or, when its route has a ``cancel`` callback, tell it so:
+the handler then ends by itself); a request still in the backlog is removed instead. A task
 keeps its scope from one request to the next (entering a scope costs more
 than the rest of a cheap request) until a request is cancelled; it then
 answers that request outside the spent scope and goes on in a new one.
@@ -101,6 +102,8 @@ class HandlerPool:
         self.name = name
         # request id -> its task's scope; a null or duplicate id gets a key of its own
         self._running: dict[Hashable, anyio.CancelScope] = {}
+        # request id -> its route's cancel callback and params (routes that have one)
+        self._told: dict[Hashable, tuple[Callable[[Any], None], Any]] = {}
         self._backlog: deque[tuple[Request, Route]] = deque()
         self._active = 0  # handler tasks busy with a request (backlog included)
         self._idle: list[_Idle] = []  # handler tasks waiting for the next request
@@ -156,7 +159,12 @@ class HandlerPool:
         still in the backlog is removed and answered ``-32800`` (when the
         dialect answers cancelled requests).
         """
-        scope = self._running.get((type(rid), rid))
+        key = (type(rid), rid)
+        told = self._told.get(key)
+        if told is not None:
+            told[0](told[1])
+            return True
+        scope = self._running.get(key)
         if scope is not None:
             scope.cancel()
             return True
@@ -255,6 +263,8 @@ class HandlerPool:
             params = self._decoder.decode_params(
                 msg.method, msg.params, route.params_type, route.decode
             )
+            if route.cancel is not None:
+                self._told[key] = (route.cancel, params)
             result = await route.handler(params)
         except InvalidMessage as exc:
             return self._error(msg.id, exc.code, exc.message, exc.data)
@@ -266,6 +276,8 @@ class HandlerPool:
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
         finally:
             del self._running[key]
+            if route.cancel is not None:
+                self._told.pop(key, None)
         if result is NO_REPLY:
             return None
         then: Sequence[tuple[str, Any]] = ()

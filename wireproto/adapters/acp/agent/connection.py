@@ -37,9 +37,8 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
   peer writes right after the response. Replayed history (``session/load``)
   goes out before it. Option changes answer first and push
   ``current_mode_update`` / ``config_option_update`` right after. Turns run
-  in the connection's :class:`~.turns.TurnRunner` while their
-  ``session/prompt`` handler waits, so every update of a turn is queued
-  before the response.
+  in their ``session/prompt`` handler (:class:`~.turns.TurnRunner`), so
+  every update of a turn is queued before the response.
 * **Cancellation.** ``session/cancel`` cancels the named session's turn
   (the prompt answers ``cancelled``); the turn's pending client requests are
   abandoned and get ``$/cancel_request`` (the peer sends it when the awaiting
@@ -276,7 +275,8 @@ class AgentConnection:
                 continue
             lenient = _params(type_) if first else self._after_initialize(_params(type_))
             run = handler if first else self._initialized_first(handler)
-            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient)
+            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient,
+                       cancel=self._cancel_prompt if method == "session/prompt" else None)
         router.add("session/cancel", self._mapped(self._cancel), S.CancelNotification,
                    notification=True, dec_hook=codec.dec_hook,
                    lenient=_params(S.CancelNotification))
@@ -532,6 +532,9 @@ class AgentConnection:
                                {"path": f"$.prompt[{index}]", "reason": reason})
         stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
         return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
+
+    def _cancel_prompt(self, p: S.PromptRequest) -> None:
+        self.turns.cancel_request(p.session_id)  # ($/cancel_request for the prompt)
 
     async def _cancel(self, p: S.CancelNotification) -> None:
         if not self.turns.cancel(p.session_id):
