@@ -38,7 +38,14 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["JOIN_BYTES", "READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
+__all__ = [
+    "JOIN_BYTES",
+    "READ_SIZE",
+    "YIELD_EVERY",
+    "FramedStream",
+    "SupportsInterrupt",
+    "SupportsWriteNowait",
+]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
@@ -52,6 +59,18 @@ YIELD_EVERY = 32
 A read can bring many messages; without a yield the consumer would take all
 of them before the tasks they woke (handlers, the writer) run, so two peers
 would take turns in large batches instead of working at the same time."""
+
+
+@runtime_checkable
+class SupportsInterrupt(Protocol):
+    """A byte receive stream whose waiting ``receive`` can be woken without a cancel scope."""
+
+    @property
+    def interruptible(self) -> bool:
+        """Whether :meth:`interrupt_receive` works now (else a read is cancelled)."""
+
+    def interrupt_receive(self) -> None:
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
 
 
 @runtime_checkable
@@ -92,6 +111,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
+        self._interrupt = receive_stream if isinstance(receive_stream, SupportsInterrupt) else None
+        self._reading = False  # a read waits on a stream that can be interrupted
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
         self._write_nowait = (
@@ -141,8 +162,12 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             data = b""
             self._streak = 0
             try:
-                with anyio.CancelScope() as self._read_scope:
+                if self._interrupt is not None and self._interrupt.interruptible:
+                    self._reading = True  # (no cancel scope to enter and leave per read)
                     data = await self._rx.receive(READ_SIZE)
+                else:
+                    with anyio.CancelScope() as self._read_scope:
+                        data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
                 framer.feed(b"\n")  # deliver an unterminated last line
@@ -151,6 +176,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                 raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
             finally:
                 self._read_scope = None
+                self._reading = False
             framer.feed(data)  # empty if interrupted by aclose: the loop raises
 
     async def send(self, item: bytes) -> None:
@@ -248,6 +274,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = True
         if self._read_scope is not None:
             self._read_scope.cancel()
+        elif self._reading and self._interrupt is not None:
+            self._interrupt.interrupt_receive()
 
     async def aclose(self) -> None:
         """Close both directions (idempotent); a pending ``receive`` raises

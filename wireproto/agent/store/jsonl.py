@@ -206,8 +206,7 @@ class JsonlStore:
         if not events:
             return
         ts = b',"ts":' + _encoder.encode(now()) + b"}\n"  # as _Line encodes; one time a call
-        encode = _encoder.encode
-        data = b"".join([b'{"event":' + encode(event) + ts for event in events])
+        data = b'{"event":' + (ts + b'{"event":').join(map(_encoder.encode, events)) + ts
         fd = self._fd(session_id, self._fds.pop(session_id, None))
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))

@@ -590,13 +590,14 @@ class AgentConnection:
         updates = translate.updates(event, session, self._ctx, replay=replay)
         if not updates:
             return
-        held = None if replay else self._setup.get(session.id)
+        sid = session.id
+        held = None if replay else self._setup.get(sid)
+        if held is not None:
+            held.extend(S.SessionNotification(session_id=sid, update=u) for u in updates)
+            return
+        notify = self.peer.notify
         for update in updates:
-            note = S.SessionNotification(session_id=session.id, update=update)
-            if held is not None:
-                held.append(note)
-            else:
-                await self.peer.notify(UPDATE, note)
+            await notify(UPDATE, S.SessionNotification(session_id=sid, update=update))
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""
