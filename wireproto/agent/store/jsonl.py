@@ -223,10 +223,11 @@ class JsonlStore:
         except OSError:
             self._release(session_id)  # it may end with a partial line now
             raise
-        titles = [e.title for e in events if isinstance(e, TitleChanged)]
         summary = self._summaries.get(session_id)
-        if titles and summary is not None:  # listing shows the agent's latest title
-            summary.title = titles[-1]
+        if summary is not None:  # listing shows the agent's latest title
+            titles = [e.title for e in events if isinstance(e, TitleChanged)]
+            if titles:
+                summary.title = titles[-1]
 
     def delete(self, session_id: str) -> None:
         """Delete a session's file; unknown (and invalid) ids are ignored."""
