@@ -17,6 +17,9 @@ the rest: a write that fits costs no event-loop iteration.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
+:meth:`~FramedStream.receive_nowait` hands out the messages already buffered
+without a coroutine per message, and sends its caller to ``receive`` when no
+whole message is buffered or a yield is due.
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -30,7 +33,7 @@ At end of input an unterminated, non-blank last line is still delivered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -43,7 +46,7 @@ __all__ = [
     "READ_SIZE",
     "YIELD_EVERY",
     "FramedStream",
-    "SupportsInterrupt",
+    "SupportsWakeOnClose",
     "SupportsWriteNowait",
 ]
 
@@ -62,18 +65,6 @@ would take turns in large batches instead of working at the same time."""
 
 
 @runtime_checkable
-class SupportsInterrupt(Protocol):
-    """A byte receive stream whose waiting ``receive`` can be woken without a cancel scope."""
-
-    @property
-    def interruptible(self) -> bool:
-        """Whether :meth:`interrupt_receive` works now (else a read is cancelled)."""
-
-    def interrupt_receive(self) -> None:
-        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
-
-
-@runtime_checkable
 class SupportsWriteNowait(Protocol):
     """A byte stream that can write without waiting."""
 
@@ -84,6 +75,24 @@ class SupportsWriteNowait(Protocol):
             anyio.BrokenResourceError: the reader went away.
             anyio.ClosedResourceError: the stream was closed.
         """
+
+
+@runtime_checkable
+class SupportsWakeOnClose(Protocol):
+    """A byte receive stream whose ``aclose`` wakes a pending ``receive`` by itself.
+
+    Reads from it need no cancel scope of their own for :meth:`FramedStream.aclose`
+    to interrupt them (a scope per read costs more than a small message); to
+    stop receiving without closing it (a child process's stdout), its
+    pending ``receive`` is woken with :meth:`interrupt_receive`.
+    """
+
+    @property
+    def wakes_on_close(self) -> bool:
+        """Whether ``aclose`` makes a pending ``receive`` raise."""
+
+    def interrupt_receive(self) -> None:
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
 
 
 class FramedStream(anyio.abc.ObjectStream[bytes]):
@@ -111,10 +120,13 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
-        self._interrupt = receive_stream if isinstance(receive_stream, SupportsInterrupt) else None
-        self._reading = False  # a read waits on a stream that can be interrupted
+        self._scoped_reads = not (
+            isinstance(receive_stream, SupportsWakeOnClose) and receive_stream.wakes_on_close
+        )
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
+        self.needs_flush = False
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
         self._write_nowait = (
             send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
         )
@@ -128,6 +140,21 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
     def buffered(self) -> int:
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
+
+    def receive_nowait(self) -> bytes:
+        """Return the next whole message if one is buffered and no yield is due.
+
+        Raises:
+            anyio.WouldBlock: await :meth:`receive` instead.
+            MessageTooLarge: as :meth:`receive`.
+        """
+        if self._streak >= YIELD_EVERY - 1 or self._closed:
+            raise anyio.WouldBlock
+        msg = self._framer.next_message()
+        if msg is None:
+            raise anyio.WouldBlock
+        self._streak += 1
+        return msg
 
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
@@ -162,12 +189,11 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             data = b""
             self._streak = 0
             try:
-                if self._interrupt is not None and self._interrupt.interruptible:
-                    self._reading = True  # (no cancel scope to enter and leave per read)
-                    data = await self._rx.receive(READ_SIZE)
-                else:
+                if self._scoped_reads:
                     with anyio.CancelScope() as self._read_scope:
                         data = await self._rx.receive(READ_SIZE)
+                else:  # (closing the byte stream wakes the read)
+                    data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
                 framer.feed(b"\n")  # deliver an unterminated last line
@@ -176,7 +202,6 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
                 raise anyio.BrokenResourceError(f"read failed: {exc}") from exc
             finally:
                 self._read_scope = None
-                self._reading = False
             framer.feed(data)  # empty if interrupted by aclose: the loop raises
 
     async def send(self, item: bytes) -> None:
@@ -226,7 +251,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             return False
         if self._closed or self._tx_closed:
             raise anyio.ClosedResourceError
-        data = frame(item)
+        data = item if item.endswith(b"\n") else item + b"\n"  # (frame(item), inline)
         try:
             written = write(data)
         except OSError as exc:
@@ -235,12 +260,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             if not written:
                 return False
             self._carry = data[written:]
+            self.needs_flush = True
         return True
-
-    @property
-    def needs_flush(self) -> bool:
-        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
-        return bool(self._carry)
 
     async def _write(self, data: bytes) -> None:
         if self._closed or self._tx_closed or self._tx is None:
@@ -248,6 +269,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             raise anyio.ClosedResourceError
         if self._carry:
             data, self._carry = self._carry + data, b""
+            self.needs_flush = False
         elif not data:
             await anyio.lowlevel.checkpoint()
             return
@@ -274,8 +296,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = True
         if self._read_scope is not None:
             self._read_scope.cancel()
-        elif self._reading and self._interrupt is not None:
-            self._interrupt.interrupt_receive()
+        elif not self._scoped_reads:
+            cast(SupportsWakeOnClose, self._rx).interrupt_receive()
 
     async def aclose(self) -> None:
         """Close both directions (idempotent); a pending ``receive`` raises

@@ -204,7 +204,15 @@ class _LoopReader:
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
-    """Read bytes from a file descriptor this stream owns (closes on ``aclose``)."""
+    """Read bytes from a file descriptor this stream owns (closes on ``aclose``).
+
+    ``aclose`` wakes a pending ``receive`` (it raises ``ClosedResourceError``)
+    when the descriptor is polled; a read in a worker thread (a regular
+    file) cannot be interrupted.
+    """
+
+    wakes_on_close = True
+    """``aclose`` wakes a pending ``receive`` (see ``_framed.SupportsWakeOnClose``)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)
@@ -216,16 +224,14 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         """The underlying file descriptor."""
         return self._fd.fd
 
-    @property
-    def interruptible(self) -> bool:
-        """Whether a waiting ``receive`` can be woken by :meth:`interrupt_receive`
-        (on asyncio, once reading started)."""
-        return self._reader is not None
-
     def interrupt_receive(self) -> None:
-        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now
+        (the descriptor stays open; a read in a worker thread is not interrupted)."""
+        fd = self._fd
         if self._reader is not None:
             self._reader.interrupt()
+        elif fd.pollable and not fd.closed:
+            anyio.notify_closing(fd.fd)  # wakes a wait_readable (it does not close)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Return at least one byte.
