@@ -106,6 +106,14 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
 
+    @property
+    def byte_streams(
+        self,
+    ) -> tuple[anyio.abc.ByteReceiveStream | None, anyio.abc.ByteSendStream | None]:
+        """The byte streams under this one (receiving, sending), for a relay
+        that pumps bytes itself while this stream is not used."""
+        return self._rx, self._tx
+
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
 
