@@ -15,6 +15,9 @@ first by the next send.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
+:meth:`~FramedStream.receive_nowait` hands out the messages already buffered
+without a coroutine per message, and sends its caller to ``receive`` when no
+whole message is buffered or a yield is due.
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -36,7 +39,14 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["JOIN_BYTES", "READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
+__all__ = [
+    "JOIN_BYTES",
+    "READ_SIZE",
+    "YIELD_EVERY",
+    "FramedStream",
+    "SupportsWakeOnClose",
+    "SupportsWriteNowait",
+]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
@@ -65,6 +75,19 @@ class SupportsWriteNowait(Protocol):
         """
 
 
+@runtime_checkable
+class SupportsWakeOnClose(Protocol):
+    """A byte receive stream whose ``aclose`` wakes a pending ``receive`` by itself.
+
+    Reads from it need no cancel scope of their own for :meth:`FramedStream.aclose`
+    to interrupt them (a scope per read costs more than a small message).
+    """
+
+    @property
+    def wakes_on_close(self) -> bool:
+        """Whether ``aclose`` makes a pending ``receive`` raise."""
+
+
 class FramedStream(anyio.abc.ObjectStream[bytes]):
     """Newline-framed messages over a pair of byte streams.
 
@@ -90,8 +113,13 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
+        self._scoped_reads = not (
+            isinstance(receive_stream, SupportsWakeOnClose) and receive_stream.wakes_on_close
+        )
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
+        self.needs_flush = False
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
         self._write_nowait = (
             send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
         )
@@ -113,6 +141,21 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         """The byte streams under this one (receiving, sending), for a relay
         that pumps bytes itself while this stream is not used."""
         return self._rx, self._tx
+
+    def receive_nowait(self) -> bytes:
+        """Return the next whole message if one is buffered and no yield is due.
+
+        Raises:
+            anyio.WouldBlock: await :meth:`receive` instead.
+            MessageTooLarge: as :meth:`receive`.
+        """
+        if self._streak >= YIELD_EVERY - 1 or self._closed:
+            raise anyio.WouldBlock
+        msg = self._framer.next_message()
+        if msg is None:
+            raise anyio.WouldBlock
+        self._streak += 1
+        return msg
 
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
@@ -147,7 +190,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             data = b""
             self._streak = 0
             try:
-                with anyio.CancelScope() as self._read_scope:
+                if self._scoped_reads:
+                    with anyio.CancelScope() as self._read_scope:
+                        data = await self._rx.receive(READ_SIZE)
+                else:  # (closing the byte stream wakes the read)
                     data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
@@ -206,7 +252,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             return False
         if self._closed or self._tx_closed:
             raise anyio.ClosedResourceError
-        data = frame(item)
+        data = item if item.endswith(b"\n") else item + b"\n"  # (frame(item), inline)
         try:
             written = write(data)
         except OSError as exc:
@@ -215,12 +261,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             if not written:
                 return False
             self._carry = data[written:]
+            self.needs_flush = True
         return True
-
-    @property
-    def needs_flush(self) -> bool:
-        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
-        return bool(self._carry)
 
     async def _write(self, data: bytes) -> None:
         if self._closed or self._tx_closed or self._tx is None:
@@ -228,6 +270,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             raise anyio.ClosedResourceError
         if self._carry:
             data, self._carry = self._carry + data, b""
+            self.needs_flush = False
         elif not data:
             await anyio.lowlevel.checkpoint()
             return

@@ -196,7 +196,15 @@ class _LoopReader:
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
-    """Read bytes from a file descriptor this stream owns (closes on ``aclose``)."""
+    """Read bytes from a file descriptor this stream owns (closes on ``aclose``).
+
+    ``aclose`` wakes a pending ``receive`` (it raises ``ClosedResourceError``)
+    when the descriptor is polled; a read in a worker thread (a regular
+    file) cannot be interrupted.
+    """
+
+    wakes_on_close = True
+    """``aclose`` wakes a pending ``receive`` (see ``_framed.SupportsWakeOnClose``)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)

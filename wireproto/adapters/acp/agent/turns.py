@@ -37,7 +37,7 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import Busy, ConnectionClosed, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
-from wireproto.rpc._waiter import Waiter, waiter_factory
+from wireproto.rpc._waiter import Waiter, waiter_factory, wake
 
 __all__ = ["TURN_GRACE", "TurnRunner"]
 
@@ -122,7 +122,7 @@ class TurnRunner:
         if self._parked:  # reuse a parked task
             parked = self._parked.pop()
             parked.box = box
-            parked.event.set()
+            wake(parked.event)
         else:
             self._group.start_soon(self._work, box)
         try:
@@ -167,7 +167,7 @@ class TurnRunner:
             parked = _Parked(self._new_waiter())
             self._parked.append(parked)
             try:
-                await parked.event.wait()
+                await parked.event
             except BaseException:  # cancelled while parked: the runner stops
                 if parked.box is None:
                     if parked in self._parked:
