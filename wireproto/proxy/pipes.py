@@ -152,8 +152,8 @@ class _Pump:
         else:
             lines = data.split(b"\n")
             del lines[-1]
-            messages = [m[:-1] if m[-1:] == b"\r" else m for m in lines]
-            messages = [m for m in messages if m[:1] in _PLAIN or _filled(m)]
+            messages = [m[:-1] if m[-1:] == b"\r" else m for m in lines
+                        if m[:1] in _PLAIN or _filled(m)]
         if len(data) > self.max_bytes + 2 and any(len(m) > self.max_bytes for m in messages):
             self._too_large(sum(len(m) > self.max_bytes for m in messages))
             messages = [m for m in messages if len(m) <= self.max_bytes]

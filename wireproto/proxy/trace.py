@@ -50,22 +50,34 @@ class TraceWriter:
 
     def batch(self, direction: str, messages: list[bytes], at: float) -> None:
         """Write the lines of ``messages``, read together at ``at``, with one flush."""
-        line = self._line
-        self.sink.write(line(direction, messages[0], at) if len(messages) == 1
-                        else b"".join([line(direction, m, at) for m in messages]))
+        t = b'{"t":%.6f' % (at - self._t0)
+        as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        parts: list[bytes] = []
+        for message in messages:
+            body = message.rstrip(b"\r\n")
+            parts += (t, as_msg, body, b"}\n") if _is_json(body) else \
+                (t, as_text, _encode(body.decode("utf-8", "replace")), b"}\n")
+        self.sink.write(b"".join(parts))
         self.sink.flush()
 
     def _line(self, direction: str, message: bytes, at: float) -> bytes:
         body = message.rstrip(b"\r\n")
-        heads = _HEADS.get(direction) or _heads(direction)
-        try:
-            _check(body)  # the syntax; it skips over the contents of strings:
-            if not body.isascii():
-                body.decode()  # so they must be valid UTF-8 too
-        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-            text = _encode(body.decode("utf-8", "replace"))
-            return b'{"t":%.6f%s%s}\n' % (at - self._t0, heads[1], text)
-        return b'{"t":%.6f%s%s}\n' % (at - self._t0, heads[0], body)
+        as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        if _is_json(body):
+            return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_msg, body)
+        text = _encode(body.decode("utf-8", "replace"))
+        return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_text, text)
+
+
+def _is_json(body: bytes) -> bool:
+    """Whether ``body`` is one JSON value the decoder follows, its strings valid UTF-8."""
+    try:
+        _check(body)  # the syntax; it skips over the contents of strings:
+        if not body.isascii():
+            body.decode()  # so they must be valid UTF-8 too
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return False
+    return True
 
 
 def _heads(direction: str) -> tuple[bytes, bytes]:
