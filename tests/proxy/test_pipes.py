@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import anyio
 import pytest
 
-from wireproto.proxy import Direction, RelayedMessage, TraceWriter, relay_messages
-from wireproto.proxy.pipes import relay_pipes
+from wireproto.proxy import Direction, RelayedMessage, TraceWriter, relay_messages, relay_pipes
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream, StdioStream
 
