@@ -13,8 +13,9 @@ Observers are plain callables run inline by the pumping task, so they see
 messages in order and must not block: record, count, or hand the message on
 (for example ``send_nowait`` into a bounded memory stream that a slower
 consumer reads). An observer may take batches of messages instead (a
-``batch`` method, see :data:`Observer`; here a batch is one message). An
-observer that raises is logged once and then skipped; the
+``batch`` method, see :data:`Observer`): here a batch is what one read of a
+framed stream brought (:meth:`~wireproto.transports._framed.FramedStream.receive_nowait`),
+else one message. An observer that raises is logged once and then skipped; the
 traffic goes on. :class:`~wireproto.proxy.trace.TraceWriter` is an observer
 writing the ``--trace`` JSON Lines format.
 
@@ -124,24 +125,39 @@ async def _pump(
     direction: Direction,
     observe: Observers,
 ) -> None:
+    to = "agent" if direction is Direction.TO_AGENT else "client"
+    take = getattr(source, "receive_nowait", None)  # what the same read brought, if known
     try_send = getattr(sink, "try_send", None)  # a direct write, when the sink has one
+    send_many = getattr(sink, "send_many", None)  # several messages in few writes
     while True:
         try:
-            data = await source.receive()
+            batch = [await source.receive()]
         except MessageTooLarge as exc:
-            log.warning("relay: message to the %s dropped: %s",
-                        "agent" if direction is Direction.TO_AGENT else "client", exc)
+            log.warning("relay: message to the %s dropped: %s", to, exc)
             continue
         except _ENDED:
             return
+        while take is not None:
+            try:
+                batch.append(take())
+            except anyio.WouldBlock:
+                break
+            except MessageTooLarge as exc:
+                log.warning("relay: message to the %s dropped: %s", to, exc)
         if observe.live:
-            observe.show(direction, [data])
+            observe.show(direction, batch)
         try:
-            if try_send is not None and try_send(data):
-                if getattr(sink, "needs_flush", False):  # part of it is still unwritten
-                    await getattr(sink, "send_many")(())  # noqa: B009 (not on every stream)
+            if len(batch) > 1:
+                if send_many is not None:
+                    await send_many(batch)
+                else:
+                    for data in batch:
+                        await sink.send(data)
+            elif try_send is not None and try_send(batch[0]):
+                if send_many is not None and getattr(sink, "needs_flush", False):
+                    await send_many(())  # part of it is still unwritten: write the rest
             else:
-                await sink.send(data)
+                await sink.send(batch[0])
         except _ENDED:
             return
 
