@@ -192,3 +192,16 @@ async def test_relay_messages_shows_a_batch_observer_each_message_as_a_batch() -
         assert await client_end.receive() == b'{"id":1,"result":{}}'
         await agent_end.aclose()
     assert batches.seen == [("send", [b'{"id":1}']), ("recv", [b'{"id":1,"result":{}}'])]
+
+
+async def test_relay_messages_shows_what_one_read_brought_as_one_batch() -> None:
+    client_end, front = memory_pair()
+    batches = Batches()
+    async with _pipes() as (_, back, ends), client_end, front:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay_messages, front, back, [batches])
+                os.write(ends.agent_w, b'{"n":1}\n{"n":2}\n')  # one write, one read
+                assert [await client_end.receive() for _ in range(2)] == [b'{"n":1}', b'{"n":2}']
+                ends.close("agent_w")
+    assert batches.seen == [("recv", [b'{"n":1}', b'{"n":2}'])]
