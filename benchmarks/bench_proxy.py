@@ -9,7 +9,10 @@ Contenders (each a real process tree, driven over stdio by the same raw client):
 * ``relay+trace``: the same with ``--trace``: the recording relay, every message read,
   written to the trace and forwarded by the proxy (the 15% target is about this one);
 * ``translate``: ACP through ``proxy --serve acp --agent-protocol wire`` to
-  ``wireproto wire`` (prompt turns only, translated both ways).
+  ``wireproto wire`` (prompt turns only, translated both ways);
+* ``ws direct`` and ``ws relay+trace``: the same over a loopback websocket
+  (``acp --ws`` against ``proxy --trace FILE --ws``, the relay then message by
+  message on the event loop).
 
 Two workloads, one after the other in each process, each measured sequentially
 (one request in flight): ``request``, a cheap request (``session/set_mode``:
@@ -30,19 +33,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
+from anyio.streams.text import TextReceiveStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import emit, fmt_time, format_machine, machine_info, median, table, verdict
 
 from wireproto.transports.subprocess import open_subprocess
+from wireproto.transports.websocket import connect_websocket
 
 WIREPROTO = [sys.executable, "-m", "wireproto"]
 CAVEATS = [
@@ -53,7 +61,9 @@ CAVEATS = [
 ]
 TARGET_LATENCY = 0.0002  # seconds added per message
 TARGET_CPU = 0.15  # fraction added over direct
-CONTENDERS = ("direct", "relay", "relay+trace", "translate")
+BANNER = "wireproto: listening on "
+CONTENDERS = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
+BASELINE = {"ws relay+trace": "ws direct"}  # (the rest: "direct")
 WORKLOADS = ("request", "prompt")
 
 
@@ -66,7 +76,42 @@ def contender_cmd(name: str, trace: Path) -> list[str]:
         "relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--", *agent],
         "translate": [*proxy, "--agent-protocol", "wire", "--", *WIREPROTO, "wire",
                       "--log-level", "warning"],
+        "ws direct": [*agent, "--ws", "127.0.0.1:0"],
+        "ws relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--ws",
+                           "127.0.0.1:0", "--", *agent],
     }[name]
+
+
+@asynccontextmanager
+async def open_contender(name: str, home: Path) -> AsyncIterator[tuple[Any, int]]:
+    """Start ``name``; yield a message stream to it and the pid of its process tree."""
+    env = {**os.environ, "WIREPROTO_HOME": str(home)}
+    cmd = contender_cmd(name, home / f"trace-{name.replace(' ', '-')}.jsonl")
+    if not name.startswith("ws "):
+        async with open_subprocess(cmd, env=env, stderr="log") as child:
+            yield child, child.pid
+            await child.send_eof()
+        return
+    async with await anyio.open_process(cmd, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL) as server:
+        assert server.stderr is not None
+        lines = TextReceiveStream(server.stderr)
+        async with anyio.create_task_group() as tg:
+            text = ""
+            while BANNER not in text:
+                text += await lines.receive()
+            url = text.split(BANNER, 1)[1].split()[0]
+            tg.start_soon(_drain, lines)
+            async with connect_websocket(url) as ws:
+                yield ws, server.pid
+            server.terminate()
+            await server.wait()
+            tg.cancel_scope.cancel()
+
+
+async def _drain(lines: TextReceiveStream) -> None:
+    async for _ in lines:
+        pass
 
 
 def tree_cpu(pid: int) -> float:
@@ -126,22 +171,19 @@ async def timed(client: Client, pid: int, method: str, params: Any, count: int
 
 
 async def measure(name: str, counts: dict[str, int], home: Path) -> dict[str, dict[str, float]]:
-    env = {**os.environ, "WIREPROTO_HOME": str(home)}
-    trace = home / f"trace-{name}.jsonl"
-    async with open_subprocess(contender_cmd(name, trace), env=env, stderr="log") as child:
-        client = Client(child)
+    async with open_contender(name, home) as (stream, pid):
+        client = Client(stream)
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         session, _ = await client.call("session/new", {"cwd": str(home), "mcpServers": []})
         sid = session["sessionId"]
         result = {}
         if name != "translate":  # (the Wire side has no modes to set)
-            result["request"] = await timed(client, child.pid, "session/set_mode",
+            result["request"] = await timed(client, pid, "session/set_mode",
                                             {"sessionId": sid, "modeId": "ask"},
                                             counts["request"])
         prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}
-        result["prompt"] = await timed(client, child.pid, "session/prompt", prompt,
+        result["prompt"] = await timed(client, pid, "session/prompt", prompt,
                                        counts["prompt"])
-        await child.send_eof()
     return result
 
 
@@ -153,15 +195,15 @@ async def run(rounds: int, counts: dict[str, int]) -> dict[str, Any]:
             for name in order:
                 got[name].append(await measure(name, counts, Path(tmp) / f"{r}-{name}"))
     out: dict[str, Any] = {}
-    direct = got["direct"]
     for name in CONTENDERS:
+        direct = got[BASELINE.get(name, "direct")]
         out[name] = {}
         for workload in WORKLOADS:
             rows = [row[workload] for row in got[name] if workload in row]
             if not rows:
                 continue
             summary = {key: median([row[key] for row in rows]) for key in rows[0]}
-            if name != "direct":
+            if name not in ("direct", "ws direct"):
                 pairs = list(zip(rows, [d[workload] for d in direct], strict=True))
                 summary["added_latency"] = median([a["latency"] - d["latency"] for a, d in pairs])
                 summary["cpu_ratio"] = median([a["cpu"] / d["cpu"] for a, d in pairs])
