@@ -141,6 +141,14 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
 
+    @property
+    def byte_streams(
+        self,
+    ) -> tuple[anyio.abc.ByteReceiveStream | None, anyio.abc.ByteSendStream | None]:
+        """The byte streams under this one (receiving, sending), for a relay
+        that pumps bytes itself while this stream is not used."""
+        return self._rx, self._tx
+
     def receive_nowait(self) -> bytes:
         """Return the next whole message if one is buffered and no yield is due.
 
