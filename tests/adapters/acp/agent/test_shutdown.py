@@ -18,8 +18,8 @@ import pytest
 from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
-from wireproto.agent.api import Session
 from wireproto.adapters.acp.agent.connection import SHUTDOWN_BUDGET
+from wireproto.agent.api import Session
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import StopReason
 from wireproto.agent.turn import Turn
