@@ -23,11 +23,14 @@ handler tasks on demand:
 * the **writer** (:class:`~wireproto.rpc._writer.Writer`) owns the output.
   Producers encode their message and put the bytes on a bounded queue
   (waiting when it is full); the writer task coalesces whatever is queued
-  into one transport write when the stream supports ``send_many``. A request
-  or an answer finding the writer idle and the queue empty is written at
-  once by its producer when the stream can take it without waiting (a pipe
-  with room): a round trip then costs no extra task switch. Notifications
-  are queued without a yield per message, so a burst leaves in a few writes.
+  into one transport write when the stream supports ``send_many``. An answer,
+  or a request made while no other is outstanding, finding the writer idle
+  and the queue empty is written at once by its producer when the stream can
+  take it without waiting (a pipe with room): a round trip then costs no
+  extra task switch. A request made while others are outstanding is queued,
+  so the requests a burst of responses sets off leave in one write.
+  Notifications are queued without a yield per message, so a burst leaves
+  in a few writes.
   A handler returning a :class:`~.router.Reply` puts its response and
   follow-up notifications on the queue as *one* item, so they are written
   back to back.
@@ -455,8 +458,9 @@ class Peer:
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
-            if not self._writer.put_soon(data):
-                await self._writer.send_soon(data)
+            writer = self._writer  # (alone: at once; among others: with them)
+            if not (writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)):
+                await writer.send_soon(data)
             sent = True
             if on_sent is not None:
                 on_sent()
