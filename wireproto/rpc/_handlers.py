@@ -29,7 +29,8 @@ A handler does not start a request while the writer holds its byte budget
 (a peer that stops reading cannot make this side produce more than the
 requests already running). Each request runs in its handler task's cancel scope, registered by id
 while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
-can cancel it; a request still queued is removed instead. A task
+can cancel it (or, when its route has a ``cancel`` callback, tell it so:
+the handler then ends by itself); a request still queued is removed instead. A task
 keeps its scope from one request to the next (entering a scope costs more
 than the rest of a cheap request) until a request is cancelled; it then
 answers that request outside the spent scope and goes on in a new one.
@@ -58,7 +59,7 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
-from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
+from wireproto.jsonrpc.codec import Call, Decoder, Dialect, Encoder
 from wireproto.jsonrpc.messages import ErrorCode, Id, Request, Response
 from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc._writer import Item, Writer
@@ -69,7 +70,7 @@ __all__ = ["HandlerPool"]
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
 
-Job = tuple[Request, Route]
+Job = tuple[Request | Call, Route]
 """An admitted request and its route."""
 
 
@@ -106,6 +107,8 @@ class HandlerPool:
         self.name = name
         # request id -> its task's scope; a null or duplicate id gets a key of its own
         self._running: dict[Hashable, anyio.CancelScope] = {}
+        # request id -> its route's cancel callback and params (routes that have one)
+        self._told: dict[Hashable, tuple[Callable[[Any], None], Any]] = {}
         self._queue: deque[Job] = deque()  # admitted, not started yet
         self._busy = 0  # handler tasks holding a request
         self._coming = False  # a task was called for and has not looked at the queue yet
@@ -132,7 +135,7 @@ class HandlerPool:
 
     # ------------------------------------------------------------ admission
 
-    def try_admit(self, msg: Request, route: Route | None) -> bool:
+    def try_admit(self, msg: Request | Call, route: Route | None) -> bool:
         """Queue ``msg`` for a handler task if it may run; ``False``: :meth:`admit` answers it."""
         queue = self._queue
         if (
@@ -147,7 +150,7 @@ class HandlerPool:
             self._call_task()
         return True
 
-    async def admit(self, msg: Request, route: Route | None) -> None:
+    async def admit(self, msg: Request | Call, route: Route | None) -> None:
         """Queue ``msg`` or answer it at once (see the table above)."""
         if self.try_admit(msg, route):
             return
@@ -178,7 +181,12 @@ class HandlerPool:
         still queued is removed and answered ``-32800`` (when the dialect
         answers cancelled requests).
         """
-        scope = self._running.get((type(rid), rid))
+        key = (type(rid), rid)
+        told = self._told.get(key)
+        if told is not None:
+            told[0](told[1])
+            return True
+        scope = self._running.get(key)
         if scope is not None:
             self._cancels += 1
             scope.cancel()
@@ -286,7 +294,9 @@ class HandlerPool:
             if answer is None or not self._writer.send_nowait(answer):
                 log.debug("%s: answer to a request lost at shutdown dropped", self.name)
 
-    async def _handle(self, msg: Request, route: Route, scope: anyio.CancelScope) -> Item | None:
+    async def _handle(
+        self, msg: Request | Call, route: Route, scope: anyio.CancelScope
+    ) -> Item | None:
         """Run one request's handler in ``scope``; return its answer.
 
         ``None`` only for a request that must not be answered. A handler
@@ -299,9 +309,15 @@ class HandlerPool:
             key = object()  # not cancellable by id, but still by close()
         self._running[key] = scope
         try:
-            params = self._decoder.decode_params(
-                msg.method, msg.params, route.params_type, route.decode
+            params = (
+                msg.params  # (decoded with the envelope)
+                if isinstance(msg, Call)
+                else self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
             )
+            if route.cancel is not None:
+                self._told[key] = (route.cancel, params)
             result = await route.handler(params)
         except InvalidMessage as exc:
             return self._error(msg.id, exc.code, exc.message, exc.data)
@@ -313,6 +329,8 @@ class HandlerPool:
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
         finally:
             del self._running[key]
+            if route.cancel is not None:
+                self._told.pop(key, None)
         if result is NO_REPLY:
             return None
         then: Sequence[tuple[str, Any]] = ()

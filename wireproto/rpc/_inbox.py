@@ -34,7 +34,7 @@ import anyio
 import anyio.abc
 
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc.codec import Decoder
+from wireproto.jsonrpc.codec import Call, Decoder
 from wireproto.jsonrpc.messages import Notification
 from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc.router import Route
@@ -80,7 +80,7 @@ class Inbox:
 
     # --------------------------------------------------------------- putting
 
-    def try_put(self, route: Route, msg: Notification) -> bool:
+    def try_put(self, route: Route, msg: Notification | Call) -> bool:
         """Queue a notification for ``route`` unless the inbox is full; return whether queued."""
         if self._notes >= self._size:
             return False
@@ -94,7 +94,7 @@ class Inbox:
                 waiter.set_result(None)
         return True
 
-    async def put(self, route: Route, msg: Notification) -> None:
+    async def put(self, route: Route, msg: Notification | Call) -> None:
         """Queue a notification for ``route``, waiting while the inbox is full."""
         while not self.try_put(route, msg):
             if self._room is None:
@@ -132,7 +132,11 @@ class Inbox:
                 self._room = None
                 room.set()
             try:
-                params: Any = decode_params(msg.method, msg.params, route.params_type, route.decode)
+                params: Any = (
+                    msg.params  # (decoded with the envelope)
+                    if isinstance(msg, Call)
+                    else decode_params(msg.method, msg.params, route.params_type, route.decode)
+                )
                 self.handling = True
                 await route.handler(params)
             except InvalidMessage as exc:

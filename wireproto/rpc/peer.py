@@ -71,6 +71,7 @@ from wireproto.errors import (
 )
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
+    Call,
     Decoder,
     Dialect,
     Encoder,
@@ -227,7 +228,10 @@ class Peer:
         self.cancel_param = cancel_param
         self.flush_timeout = flush_timeout
         self.name = name
-        self._decoder = Decoder(dialect, self.router)
+        # (the cancel notification is read as plain JSON, whatever its route)
+        self._decoder = Decoder(
+            dialect, self.router, two_pass=() if cancel_method is None else (cancel_method,)
+        )
         self._encoder = Encoder(dialect)
         self._writer = Writer(
             stream, send_queue, self._mark_closed, name, send_buffer_bytes, before_write
@@ -474,7 +478,7 @@ class Peer:
             if sent and slot.response is None:
                 await self._send_cancel(rid)
         response = slot.response
-        if type(response) is not IncomingResponse or response.error is not None:
+        if not isinstance(response, IncomingResponse) or response.error is not None:
             self._raise_failure(response)
         assert isinstance(response.result, msgspec.Raw)
         try:
@@ -551,12 +555,12 @@ class Peer:
             except InvalidMessage as exc:
                 await self._on_invalid(exc)
                 continue
-            if type(msg) is IncomingResponse:
-                self._on_response(msg)
-            elif type(msg) is Request:
+            if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
                 route = self.router.get(msg.method)
                 if not handlers.try_admit(msg, route):
                     await handlers.admit(msg, route)
+            elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
+                self._on_response(msg)
             elif not self._take_notification(msg):  # type: ignore[arg-type]  # (what is left)
                 await self._on_notification(msg)  # type: ignore[arg-type]
         log.debug("%s: inbound side ended: %r", self.name, cause)
@@ -592,7 +596,7 @@ class Peer:
         else:
             pending.resolve(msg)
 
-    def _take_notification(self, msg: Notification) -> bool:
+    def _take_notification(self, msg: Notification | Call) -> bool:
         """Queue ``msg`` for the inbox if it can be, without waiting (the common case)."""
         route = self.router.get(msg.method)
         inbox = self._inbox
@@ -604,7 +608,7 @@ class Peer:
             and inbox.try_put(route, msg)
         )
 
-    async def _on_notification(self, msg: Notification) -> None:
+    async def _on_notification(self, msg: Notification | Call) -> None:
         """Whatever :meth:`_take_notification` did not take."""
         method = msg.method
         route = self.router.get(method)
@@ -618,9 +622,12 @@ class Peer:
         else:
             await (inbox or self._open_inbox()).put(route, msg)
 
-    async def _on_cancel(self, msg: Notification) -> None:
+    async def _on_cancel(self, msg: Notification | Call) -> None:
         try:
-            params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
+            if isinstance(msg, Call):  # (only if cancel_method changed since __init__)
+                params = msgspec.to_builtins(msg.params)
+            else:
+                params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
             rid = params[self.cancel_param]
         except (InvalidMessage, KeyError):
             log.warning("%s: malformed %s dropped", self.name, msg.method)

@@ -11,7 +11,9 @@ several at once joined into a single write by :meth:`~FramedStream.send_many`.
 When the byte stream can write without waiting (:class:`SupportsWriteNowait`,
 e.g. a non-blocking pipe), :meth:`~FramedStream.try_send` writes a message
 at once from the caller; bytes a full pipe did not take are kept and written
-first by the next send.
+first by the next send. ``send`` and ``send_many`` then write what the pipe
+takes at once too, and wait (through the byte stream's ``send``) only for
+the rest: a write that fits costs no event-loop iteration.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
@@ -31,7 +33,7 @@ At end of input an unterminated, non-blank last line is still delivered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -80,12 +82,17 @@ class SupportsWakeOnClose(Protocol):
     """A byte receive stream whose ``aclose`` wakes a pending ``receive`` by itself.
 
     Reads from it need no cancel scope of their own for :meth:`FramedStream.aclose`
-    to interrupt them (a scope per read costs more than a small message).
+    to interrupt them (a scope per read costs more than a small message); to
+    stop receiving without closing it (a child process's stdout), its
+    pending ``receive`` is woken with :meth:`interrupt_receive`.
     """
 
     @property
     def wakes_on_close(self) -> bool:
         """Whether ``aclose`` makes a pending ``receive`` raise."""
+
+    def interrupt_receive(self) -> None:
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
 
 
 class FramedStream(anyio.abc.ObjectStream[bytes]):
@@ -133,6 +140,14 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
     def buffered(self) -> int:
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
+
+    @property
+    def byte_streams(
+        self,
+    ) -> tuple[anyio.abc.ByteReceiveStream | None, anyio.abc.ByteSendStream | None]:
+        """The byte streams under this one (receiving, sending), for a relay
+        that pumps bytes itself while this stream is not used."""
+        return self._rx, self._tx
 
     def receive_nowait(self) -> bytes:
         """Return the next whole message if one is buffered and no yield is due.
@@ -266,6 +281,12 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         elif not data:
             await anyio.lowlevel.checkpoint()
             return
+        write = self._write_nowait
+        if write is not None:  # what the pipe takes now needs no trip through the loop
+            written = write(data)
+            if written == len(data):
+                return
+            data = data[written:]
         try:
             await self._tx.send(data)
         except OSError as exc:
@@ -283,6 +304,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = True
         if self._read_scope is not None:
             self._read_scope.cancel()
+        elif not self._scoped_reads:
+            cast(SupportsWakeOnClose, self._rx).interrupt_receive()
 
     async def aclose(self) -> None:
         """Close both directions (idempotent); a pending ``receive`` raises
