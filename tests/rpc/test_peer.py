@@ -7,6 +7,7 @@ Every test runs on asyncio and trio.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -461,6 +462,38 @@ async def test_incoming_cancel_of_a_route_with_a_cancel_callback_tells_the_handl
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 3}})
         await probe.assert_silent()  # over: nothing to tell
         assert told == [{"n": 1}] and peer.stats().running == 0
+
+
+async def test_a_cancel_callback_that_raises_cancels_the_handler_and_the_peer_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    router = Router()
+
+    async def work(params: Any) -> Any:
+        await anyio.sleep_forever()
+
+    def cancel(params: Any) -> None:
+        raise RuntimeError("broken cancel callback")
+
+    async def ping(params: Any) -> Any:
+        return "pong"
+
+    router.add("work", work, cancel=cancel)
+    router.add("ping", ping)
+    async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
+        for rid in (3, 4):  # logged once for the route, cancelled each time
+            await probe.write_json({"jsonrpc": "2.0", "id": rid, "method": "work"})
+            await anyio.wait_all_tasks_blocked()
+            await probe.write_json(
+                {"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": rid}}
+            )
+            answer = json.loads(await probe.read())
+            assert (answer["id"], answer["error"]["code"]) == (rid, -32800)
+        await probe.write_json({"jsonrpc": "2.0", "id": 5, "method": "ping"})
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":5,"result":"pong"}\n'
+        assert peer.stats().running == 0
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert len(errors) == 1 and "cancel callback" in errors[0].getMessage()
 
 
 async def test_cancel_between_peers_raises_request_cancelled_for_other_callers() -> None:

@@ -1,11 +1,15 @@
-"""FramedStream.try_send: writing from the producer without waiting, partial writes."""
+"""FramedStream.try_send: writing from the producer without waiting, partial writes;
+FdReceiveStream.interrupt_receive."""
 
 from __future__ import annotations
 
 import os
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import pytest
+from timeouts import units
 
 from wireproto.transports._framed import FramedStream
 from wireproto.transports.memory import memory_pair
@@ -20,6 +24,7 @@ def _pipe_pair() -> tuple[FramedStream, FramedStream]:
     return FramedStream(None, FdSendStream(w)), FramedStream(FdReceiveStream(r), None)
 
 
+@pytest.mark.fastpath  # (try_send declines without the fast paths)
 async def test_try_send_writes_at_once_when_the_pipe_has_room() -> None:
     writer, reader = _pipe_pair()
     async with writer, reader:
@@ -29,6 +34,7 @@ async def test_try_send_writes_at_once_when_the_pipe_has_room() -> None:
         assert [await reader.receive() for _ in range(2)] == [b'{"a":1}', b'{"a":2}']
 
 
+@pytest.mark.fastpath  # (try_send declines without the fast paths)
 async def test_a_partial_write_is_kept_and_flushed_first() -> None:
     writer, reader = _pipe_pair()
     big = b'"' + b"x" * (256 * 1024) + b'"'  # more than a pipe holds
@@ -49,6 +55,7 @@ async def test_a_partial_write_is_kept_and_flushed_first() -> None:
         assert received == [big, b"2"]
 
 
+@pytest.mark.fastpath  # (try_send declines without the fast paths)
 async def test_try_send_refuses_a_full_pipe_without_writing() -> None:
     writer, reader = _pipe_pair()
     async with writer, reader:
@@ -71,9 +78,21 @@ async def test_try_send_after_close_raises() -> None:
             writer.try_send(b"1")
 
 
+class _WaitingWriter(anyio.abc.ByteSendStream):
+    """A byte stream that can only write by waiting."""
+
+    async def send(self, item: bytes) -> None:
+        await anyio.lowlevel.checkpoint()
+
+    async def aclose(self) -> None:
+        await anyio.lowlevel.checkpoint()
+
+
 async def test_try_send_without_a_non_blocking_writer_declines() -> None:
     # no byte stream that can write without waiting: the caller must queue
-    assert not FramedStream(None, None).try_send(b"1")
+    assert not FramedStream(None, _WaitingWriter()).try_send(b"1")
+    with pytest.raises(anyio.ClosedResourceError):  # no byte stream at all
+        FramedStream(None, None).try_send(b"1")
 
 
 async def test_memory_stream_try_send_takes_whole_messages_while_there_is_room() -> None:
@@ -83,3 +102,38 @@ async def test_memory_stream_try_send_takes_whole_messages_while_there_is_room()
         assert not a.try_send(b"2\n")  # the buffer is full
         assert not a.needs_flush
         assert await b.receive() == b"1"
+
+
+async def test_interrupt_receive_ends_the_receive_in_progress_wherever_it_is() -> None:
+    # The interrupt may come while the receive is still on its way to waiting
+    # for bytes (its first checkpoint): it must not be lost, or the receive
+    # would wait forever on a pipe whose writer stays open.
+    r, w = os.pipe()
+    stream = FdReceiveStream(r)
+    try:
+        for i in range(200):
+            started = anyio.Event()
+            result: list[BaseException] = []
+
+            async def receive(started: anyio.Event, result: list[BaseException]) -> None:
+                started.set()
+                try:
+                    await stream.receive()
+                except anyio.ClosedResourceError as exc:
+                    result.append(exc)
+
+            with anyio.fail_after(units(1)):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(receive, started, result)
+                    await started.wait()
+                    for _ in range(i % 4):
+                        await anyio.lowlevel.checkpoint()
+                    stream.interrupt_receive()
+            assert len(result) == 1
+        stream.interrupt_receive()  # no receive in progress: the next one is not affected
+        os.write(w, b"x")
+        with anyio.fail_after(units(1)):
+            assert await stream.receive() == b"x"
+    finally:
+        await stream.aclose()
+        os.close(w)

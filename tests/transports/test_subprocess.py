@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import anyio.lowlevel
 import pytest
 from timeouts import units
 
@@ -146,7 +147,9 @@ async def test_killed_child_ends_a_pending_receive() -> None:
         assert await stream.wait() == -signal.SIGKILL
 
 
-async def test_aclose_ends_a_pending_receive_while_the_child_runs_on() -> None:
+@pytest.mark.parametrize("settle", ["blocked", "checkpoint"])
+async def test_aclose_ends_a_pending_receive_while_the_child_runs_on(settle: str) -> None:
+    # "checkpoint": aclose may come while the receive is not waiting yet
     cmd = [sys.executable, "-c", STUBBORN, "stdin"]  # keeps its stdout open
     async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
         assert await stream.receive() == b"ready"
@@ -161,7 +164,10 @@ async def test_aclose_ends_a_pending_receive_while_the_child_runs_on() -> None:
         with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.wait_all_tasks_blocked()
+                if settle == "blocked":
+                    await anyio.wait_all_tasks_blocked()
+                else:
+                    await anyio.lowlevel.checkpoint()
                 await stream.aclose()  # stops receiving; the child is still there
         assert [type(exc) for exc in result] == [anyio.ClosedResourceError]
         assert stream.returncode is None

@@ -9,7 +9,8 @@ its terminator (``\\r\\n`` tolerated), skips blank lines, and returns
 ``None`` when more input is needed. When every complete line buffered is
 plain (no ``\\r``, no blank line, none over the limit: the usual case),
 they are split off in one go and handed out one by one from a queue, so a
-read that brings many small messages costs one split, not a search per line.
+read that brings many small messages costs one split, not a search per line
+(not with ``WIREPROTO_NO_FAST_PATHS=1``: line by line then).
 
 A line longer than ``max_bytes`` is never buffered whole: the framer drops
 what it holds, discards input up to the next ``\\n``, and reports the overflow
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import MessageTooLarge
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineFramer", "frame"]
@@ -105,7 +107,7 @@ class LineFramer:
                 self._overflows -= 1
                 raise MessageTooLarge(self.max_bytes)
             buf = self._buf
-            if self._split():
+            if FAST_PATHS and self._split():
                 return ready.popleft()
             nl = buf.find(b"\n", self._scan)
             if nl < 0:

@@ -109,6 +109,7 @@ class HandlerPool:
         self._running: dict[Hashable, anyio.CancelScope] = {}
         # request id -> its route's cancel callback and params (routes that have one)
         self._told: dict[Hashable, tuple[Callable[[Any], None], Any]] = {}
+        self._failed_tells: set[Callable[[Any], None]] = set()  # cancel callbacks that raised
         self._queue: deque[Job] = deque()  # admitted, not started yet
         self._busy = 0  # handler tasks holding a request
         self._coming = False  # a task was called for and has not looked at the queue yet
@@ -125,7 +126,8 @@ class HandlerPool:
 
     @property
     def running(self) -> int:
-        """Requests being handled (or about to be: a task is on its way)."""
+        """Requests being handled, or queued to start without waiting for a
+        free handler (a task is on its way); at most ``max_concurrency``."""
         return min(self._busy + len(self._queue), self.max_concurrency)
 
     @property
@@ -177,15 +179,26 @@ class HandlerPool:
     async def cancel(self, rid: Id) -> bool:
         """Cancel the request with id ``rid``; return whether there was one.
 
-        A running handler is cancelled (and answers for itself); a request
-        still queued is removed and answered ``-32800`` (when the dialect
-        answers cancelled requests).
+        A running handler is cancelled (and answers for itself), or told
+        by its route's ``cancel`` callback (cancelled after all when the
+        callback raises: logged, the connection goes on); a request still
+        queued is removed and answered ``-32800`` (when the dialect answers
+        cancelled requests).
         """
         key = (type(rid), rid)
         told = self._told.get(key)
         if told is not None:
-            told[0](told[1])
-            return True
+            tell, params = told
+            try:
+                tell(params)
+                return True
+            except Exception:  # (never the connection's problem) the handler is cancelled
+                if tell in self._failed_tells:
+                    log.debug("%s: cancel callback failed again", self.name, exc_info=True)
+                else:
+                    self._failed_tells.add(tell)
+                    log.exception("%s: cancel callback %r failed; cancelling the handler",
+                                  self.name, tell)
         scope = self._running.get(key)
         if scope is not None:
             self._cancels += 1

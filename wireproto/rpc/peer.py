@@ -111,8 +111,9 @@ class PeerStats:
 
     Attributes:
         pending: outgoing requests waiting for their response.
-        running: inbound requests being handled.
-        backlog: inbound requests waiting for a free handler.
+        running: inbound requests being handled, or admitted and starting
+            as soon as a handler task takes them (at most ``max_concurrency``).
+        backlog: inbound requests beyond those, waiting for a handler to free up.
         send_queued: encoded messages waiting for the writer.
         send_waiting: producers waiting for room in the send queue.
         send_bytes: bytes queued or being written.

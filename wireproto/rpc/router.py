@@ -94,7 +94,9 @@ class Route:
             handler, when the other side cancels the request (the dialect's
             cancel notification): the handler is expected to end by itself
             soon and answer (e.g. ``-32800``). Closing the peer still
-            cancels the handler.
+            cancels the handler. It runs on the peer's reader, so it must
+            be quick and must not block; if it raises, the error is logged
+            and the handler is cancelled instead.
     """
 
     method: str
@@ -184,7 +186,9 @@ class Router:
         rejects; its result or error is final) declare a strict-first
         decoder instead, which lets the codec decode the params in one pass
         with the envelope. ``cancel`` (a request's) is how the handler is
-        told that the other side cancelled the request (see :class:`Route`).
+        told that the other side cancelled the request (see :class:`Route`);
+        it is called on the peer's reader, so it must be quick (set an event,
+        cancel a scope); if it raises, the handler is cancelled instead.
 
         Raises:
             TypeError: ``decode`` given together with ``dec_hook`` or ``lenient``.

@@ -28,6 +28,10 @@ underlying stream is converted to ``BrokenResourceError`` here, chained with
 ``from``. A line over ``max_bytes`` raises
 :class:`~wireproto.errors.MessageTooLarge` once and the stream stays usable.
 At end of input an unterminated, non-blank last line is still delivered.
+
+``WIREPROTO_NO_FAST_PATHS=1`` turns off the writes without waiting
+(``try_send`` then never takes a message, every write goes through the byte
+stream's ``send``) and the reads without a cancel scope of their own.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from wireproto._switches import FAST_PATHS
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
 __all__ = [
@@ -121,14 +126,18 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
         self._scoped_reads = not (
-            isinstance(receive_stream, SupportsWakeOnClose) and receive_stream.wakes_on_close
+            FAST_PATHS
+            and isinstance(receive_stream, SupportsWakeOnClose)
+            and receive_stream.wakes_on_close
         )
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
         self.needs_flush = False
         """Whether part of a message taken by :meth:`try_send` is still unwritten."""
         self._write_nowait = (
-            send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
+            send_stream.write_nowait
+            if FAST_PATHS and isinstance(send_stream, SupportsWriteNowait)
+            else None
         )
 
     @property
@@ -254,11 +263,11 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             anyio.BrokenResourceError: the other side stopped reading.
             anyio.ClosedResourceError: this side was closed or sent EOF.
         """
+        if self._closed or self._tx_closed:
+            raise anyio.ClosedResourceError
         write = self._write_nowait
         if write is None or self._carry:
             return False
-        if self._closed or self._tx_closed:
-            raise anyio.ClosedResourceError
         data = item if item.endswith(b"\n") else item + b"\n"  # (frame(item), inline)
         try:
             written = write(data)

@@ -74,6 +74,7 @@ class _Fd:
         if self.pollable:
             os.set_blocking(fd, False)
         self.closed = False
+        self.interrupted = False  # set by interrupt_receive for the receive in progress
         self.on_close: Callable[[], None] | None = None
 
     def close(self) -> None:
@@ -97,10 +98,12 @@ class _Fd:
 
         Raises:
             anyio.BrokenResourceError: the operation failed (chained).
-            anyio.ClosedResourceError: the descriptor was closed.
+            anyio.ClosedResourceError: the descriptor was closed, or the
+                receive was interrupted (checked before every attempt, so
+                also after every wake-up and right before every wait).
         """
         while True:
-            if self.closed:
+            if self.closed or self.interrupted:
                 raise anyio.ClosedResourceError
             try:
                 if self.pollable:
@@ -125,7 +128,6 @@ class _LoopReader:
         self._error: OSError | None = None
         self._eof = False
         self._reading = False
-        self._interrupted = False
         self._resume()
 
     def _resume(self) -> None:
@@ -162,10 +164,8 @@ class _LoopReader:
         self._wake()
 
     def interrupt(self) -> None:
-        """Make a waiting ``receive`` raise ``ClosedResourceError``."""
-        if self._waiter is not None:
-            self._interrupted = True
-            self._wake()
+        """Wake a waiting ``receive`` (it then sees ``fd.interrupted``)."""
+        self._wake()
 
     def detach(self) -> None:
         """Unregister the fd (before it is closed) and wake a waiting ``receive``."""
@@ -183,8 +183,7 @@ class _LoopReader:
                 await self._waiter
             finally:
                 self._waiter = None
-        if fd.closed or self._interrupted:
-            self._interrupted = False
+        if fd.closed or fd.interrupted:
             raise anyio.ClosedResourceError
         buffer = self._buffer
         if buffer:
@@ -211,13 +210,18 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
     file) cannot be interrupted.
     """
 
-    wakes_on_close = True
-    """``aclose`` wakes a pending ``receive`` (see ``_framed.SupportsWakeOnClose``)."""
-
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)
         self._guard = anyio.ResourceGuard("reading from")
         self._reader: _LoopReader | None = None
+        self._receiving = False
+
+    @property
+    def wakes_on_close(self) -> bool:
+        """Whether ``aclose`` and :meth:`interrupt_receive` wake a pending
+        ``receive`` (see ``_framed.SupportsWakeOnClose``): only when the
+        descriptor is polled, not read in a worker thread."""
+        return self._fd.pollable
 
     @property
     def fd(self) -> int:
@@ -225,12 +229,19 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         return self._fd.fd
 
     def interrupt_receive(self) -> None:
-        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now
-        (the descriptor stays open; a read in a worker thread is not interrupted)."""
+        """Make the ``receive`` in progress raise ``anyio.ClosedResourceError``.
+
+        It raises whatever it is doing (waiting for bytes, or about to); a
+        later ``receive`` is not affected. The descriptor stays open; a read
+        already running in a worker thread is not interrupted.
+        """
         fd = self._fd
+        if not self._receiving or fd.closed:
+            return
+        fd.interrupted = True  # (sticky until that receive ends: seen after any wake-up)
         if self._reader is not None:
             self._reader.interrupt()
-        elif fd.pollable and not fd.closed:
+        elif fd.pollable:
             anyio.notify_closing(fd.fd)  # wakes a wait_readable (it does not close)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -249,11 +260,16 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
                 if loop is not None:
                     reader = self._reader = _LoopReader(fd.fd, loop)
                     fd.on_close = reader.detach
-            if reader is not None:
-                data = await reader.receive(max_bytes, fd)
-            else:
-                await anyio.lowlevel.checkpoint()
-                data = await fd.io(os.read, max_bytes, anyio.wait_readable)
+            self._receiving = True
+            try:
+                if reader is not None:
+                    data = await reader.receive(max_bytes, fd)
+                else:
+                    await anyio.lowlevel.checkpoint()
+                    data = await fd.io(os.read, max_bytes, anyio.wait_readable)
+            finally:
+                self._receiving = False
+                fd.interrupted = False
             if not data:
                 raise anyio.EndOfStream
             return data
