@@ -21,9 +21,12 @@ Time limits are multiples of :data:`timeouts.UNIT`, scaled by
 from __future__ import annotations
 
 import asyncio
+import compileall
 import functools
+import importlib.util
 import inspect
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -150,6 +153,42 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if FACTOR != 1 and getattr(config.option, "timeout", None) is None:
         config.option.timeout = float(config.getini("timeout")) * FACTOR
+    _share_bytecode(config)
+
+
+# --------------------------------------------------------------------------- bytecode
+
+
+def _share_bytecode(config: pytest.Config) -> None:
+    """Compile the package once for all the processes of the run, if Python may not.
+
+    Under ``PYTHONDONTWRITEBYTECODE`` (usual in containers) each of the ~250
+    agent, server and CLI processes the tests start would compile
+    ``wireproto`` from source again, about half of its start-up. The run
+    writes the missing bytecode where Python would (``__pycache__``, ignored by
+    git) before its workers and children start, and deletes what it wrote at
+    the end. (A ``PYTHONPYCACHEPREFIX`` would not do: it moves the lookup of
+    the standard library's and the dependencies' bytecode too.)
+    """
+    if not sys.dont_write_bytecode or "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    files: list[Path] = []
+    folders: list[Path] = []
+    for tree in (TESTS.parent / "wireproto", TESTS / "helpers"):
+        for source in sorted(tree.rglob("*.py")):
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            new_file, new_folder = not cached.exists(), not cached.parent.exists()
+            if compileall.compile_file(source, quiet=2):  # (skips bytecode up to date)
+                files += [cached] if new_file else []
+                folders += [cached.parent] if new_folder else []
+
+    def delete() -> None:
+        for path in files:
+            path.unlink(missing_ok=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    config.add_cleanup(delete)
 
 
 # --------------------------------------------------------------------------- deadlines

@@ -15,6 +15,7 @@ from wireproto.rpc._handlers import HandlerPool
 from wireproto.rpc._waiter import waiter_factory
 from wireproto.rpc._writer import Writer
 from wireproto.rpc.router import Router
+from wireproto.testing import wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +59,7 @@ async def test_a_request_handed_to_a_task_being_cancelled_is_still_answered() ->
         writer.start(tg, waiter)
         pool.start(tg, waiter)
         await pool.admit(Request(id=1, method="work", params=msgspec.Raw(b"1")), router.get("work"))
-        await anyio.wait_all_tasks_blocked()  # answered; the task is parked
+        await wait_all_tasks_blocked()  # answered; the task is parked
         tg.cancel_scope.cancel()
         await pool.admit(Request(id=2, method="work", params=msgspec.Raw(b"2")), router.get("work"))
     assert ran == [1]

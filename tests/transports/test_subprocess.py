@@ -12,6 +12,7 @@ import anyio
 import pytest
 from timeouts import units
 
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.subprocess import open_subprocess
 
 from .conftest import HELPERS
@@ -139,7 +140,7 @@ async def test_killed_child_ends_a_pending_receive() -> None:
         with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 os.kill(stream.pid, signal.SIGKILL)
         assert len(result) == 1
         assert isinstance(result[0], (anyio.EndOfStream, anyio.BrokenResourceError))
