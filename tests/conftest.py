@@ -7,7 +7,8 @@ that need the backend's name take ``anyio_backend_name``.
 
 Tiers (markers, registered in ``pyproject.toml``): ``slow``, ``interop`` and
 ``browser`` are given by path below, so a new test file placed by those rules
-gets its marker without saying so. The default run (``pytest``) is the fast
+gets its marker without saying so; a few runs of end-to-end tests go to
+``slow`` by their parameters (:data:`SLOW_RUNS`). The default run (``pytest``) is the fast
 core, spread over one pytest-xdist worker per core (at most 8; ``-n 0`` runs
 it in one process); ``pytest -m ''`` runs every tier (what ``.ci/run`` does),
 in one process unless given ``-n``. ``fastpath``
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import compileall
+import fnmatch
 import functools
 import importlib.util
 import inspect
@@ -94,10 +96,35 @@ TIERS: dict[str, tuple[str, ...]] = {
 }
 FASTPATH_TESTS = ("jsonrpc/test_codec_onepass.py", "adapters/acp/test_codec_onepass.py")
 
+# Runs of end-to-end tests that go to the slow tier: on trio through an agent
+# process. The same tests' other runs cover the behaviour (on trio in memory
+# and over websocket, through the process on asyncio), and the transport
+# tests cover the process transports on trio (transports/test_subprocess.py,
+# transports/test_transports.py, rpc/test_peer_transports.py).
+# (test path, glob on the test's name) -> the parameters of those runs
+SLOW_RUNS: dict[tuple[str, str], dict[str, str]] = {
+    ("adapters/acp/client/test_client_demo.py", "*"): {
+        "anyio_backend": "trio", "transport": "subprocess"},
+    ("adapters/wire/test_demo_wire.py", "*"): {"anyio_backend": "trio", "kind": "subprocess"},
+    ("adapters/wire/test_demo_coverage.py", "*"): {"anyio_backend": "trio", "kind": "subprocess"},
+    ("adapters/test_turn_failure.py", "test_acp_*"): {"anyio_backend": "trio"},
+    ("adapters/test_turn_failure.py", "test_wire_*"): {"anyio_backend": "trio"},
+}
+
 
 def _matches(path: Path, patterns: tuple[str, ...]) -> bool:
     rel = path.relative_to(TESTS)
     return any(rel.match(p) or (p.endswith("/*") and rel.parts[0] == p[:-2]) for p in patterns)
+
+
+def _slow_run(path: Path, name: str, params: dict[str, Any]) -> bool:
+    """Whether this run of a test is one of :data:`SLOW_RUNS`."""
+    rel = path.relative_to(TESTS).as_posix()
+    return any(
+        rel == test and fnmatch.fnmatchcase(name, glob)
+        and all(params.get(key) == value for key, value in values.items())
+        for (test, glob), values in SLOW_RUNS.items()
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -108,6 +135,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, patterns in TIERS.items():
             if _matches(path, patterns):
                 item.add_marker(marker)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and _slow_run(path, item.originalname, callspec.params):
+            item.add_marker("slow")
         if _matches(path, FASTPATH_TESTS):
             item.add_marker("fastpath")
         if not FAST_PATHS and item.get_closest_marker("fastpath"):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import timeouts
-from conftest import TESTS, TIERS, _matches
+from conftest import TESTS, TIERS, _matches, _slow_run
 
 REPO = TESTS.parent
 
@@ -26,6 +26,19 @@ def test_paths_get_their_tier() -> None:
     assert tiers("inspector/test_browser_ui.py") == {"browser"}
     assert tiers("cli/test_connect.py") == {"slow"}
     assert tiers("rpc/test_peer.py") == set()
+
+
+def test_end_to_end_runs_on_trio_through_a_process_are_slow() -> None:
+    demo = TESTS / "adapters/acp/client/test_client_demo.py"
+    trio_process = {"anyio_backend": "trio", "transport": "subprocess"}
+    assert _slow_run(demo, "test_a_conversation", trio_process)
+    for other in ({"anyio_backend": "asyncio", "transport": "subprocess"},
+                  {"anyio_backend": "trio", "transport": "memory"}):
+        assert not _slow_run(demo, "test_a_conversation", other)
+    failure = TESTS / "adapters/test_turn_failure.py"
+    assert _slow_run(failure, "test_acp_error_details_opt_out", {"anyio_backend": "trio"})
+    assert not _slow_run(failure, "test_a_pending_permission_request_is_withdrawn",
+                         {"anyio_backend": "trio"})
 
 
 def test_markers_are_registered_and_deselected_by_default() -> None:
