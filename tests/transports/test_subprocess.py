@@ -21,6 +21,9 @@ pytestmark = pytest.mark.anyio
 
 ECHO = [sys.executable, str(HELPERS / "echo_plain.py")]
 
+# How long the shutdown ladder waits at each step for the stubborn child below
+GRACE = units(0.05)
+
 # Announces itself, then ignores stdin EOF (never reads) and, with "term", SIGTERM.
 STUBBORN = """
 import signal, sys, time
@@ -100,7 +103,7 @@ async def test_child_exits_on_stdin_eof_at_shutdown() -> None:
 )
 async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptureFixture) -> None:
     cmd = [sys.executable, "-c", STUBBORN, mode]
-    async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+    async with open_subprocess(cmd, shutdown_timeout=GRACE, stderr="log") as stream:
         assert await stream.receive() == b"ready"
     assert stream.returncode == expected
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -111,7 +114,7 @@ async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptu
 async def test_shutdown_runs_when_cancelled() -> None:
     cmd = [sys.executable, "-c", STUBBORN, "stdin"]
     with anyio.CancelScope() as scope:
-        async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+        async with open_subprocess(cmd, shutdown_timeout=GRACE, stderr="log") as stream:
             assert await stream.receive() == b"ready"
             scope.cancel()
             await anyio.sleep_forever()
