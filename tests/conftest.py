@@ -161,6 +161,22 @@ def _whole_fast_core(config: pytest.Config) -> bool:
     return all(path in (TESTS, TESTS.parent) for path in paths)
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave the files of the other tiers unimported when the fast core is selected.
+
+    Every test in them would be deselected; importing them (and rewriting
+    their assertions) costs each worker time. Only when the whole suite is
+    collected: files and folders named on the command line are collected as
+    they were, and ``-m ''`` or any other selection imports everything.
+    """
+    if config.option.markexpr != FAST_CORE or TESTS not in collection_path.parents:
+        return None
+    named = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
+    if any(path not in (TESTS, TESTS.parent) for path in named):
+        return None
+    return any(_matches(collection_path, patterns) for patterns in TIERS.values()) or None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """Spread a plain ``pytest`` (the whole fast core) over xdist workers, one per core.
