@@ -90,6 +90,11 @@ class Route:
             ``lenient`` on :class:`msgspec.ValidationError`, as
             :meth:`Router.add` builds it.
         lenient: what decodes the params the strict decoder rejects.
+        cancel: called with the decoded params, instead of cancelling the
+            handler, when the other side cancels the request (the dialect's
+            cancel notification): the handler is expected to end by itself
+            soon and answer (e.g. ``-32800``). Closing the peer still
+            cancels the handler.
     """
 
     method: str
@@ -99,6 +104,7 @@ class Route:
     decode: Decode | None = None
     dec_hook: DecHook | None = None
     lenient: Decode | None = None
+    cancel: Callable[[Any], None] | None = None
 
     @property
     def one_pass(self) -> bool:
@@ -167,6 +173,7 @@ class Router:
         decode: Decode | None = None,
         dec_hook: DecHook | None = None,
         lenient: Decode | None = None,
+        cancel: Callable[[Any], None] | None = None,
     ) -> None:
         """Register ``handler`` for ``method`` (replacing any earlier entry).
 
@@ -176,7 +183,8 @@ class Router:
         ``lenient`` (called with the raw params the strict msgspec decoder
         rejects; its result or error is final) declare a strict-first
         decoder instead, which lets the codec decode the params in one pass
-        with the envelope.
+        with the envelope. ``cancel`` (a request's) is how the handler is
+        told that the other side cancelled the request (see :class:`Route`).
 
         Raises:
             TypeError: ``decode`` given together with ``dec_hook`` or ``lenient``.
@@ -185,7 +193,8 @@ class Router:
             if decode is not None:
                 raise TypeError("decode excludes dec_hook and lenient")
             decode = _strict_first(params_type, dec_hook, lenient)
-        route = Route(method, handler, params_type, notification, decode, dec_hook, lenient)
+        route = Route(method, handler, params_type, notification, decode, dec_hook, lenient,
+                      cancel)
         self._routes[method] = route
         self.revision += 1
 

@@ -37,9 +37,8 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
   peer writes right after the response. Replayed history (``session/load``)
   goes out before it. Option changes answer first and push
   ``current_mode_update`` / ``config_option_update`` right after. Turns run
-  in the connection's :class:`~.turns.TurnRunner` while their
-  ``session/prompt`` handler waits, so every update of a turn is queued
-  before the response.
+  in their ``session/prompt`` handler (:class:`~.turns.TurnRunner`), so
+  every update of a turn is queued before the response.
 * **Cancellation.** ``session/cancel`` cancels the named session's turn
   (the prompt answers ``cancelled``); the turn's pending client requests are
   abandoned and get ``$/cancel_request`` (the peer sends it when the awaiting
@@ -276,7 +275,8 @@ class AgentConnection:
                 continue
             lenient = _params(type_) if first else self._after_initialize(_params(type_))
             run = handler if first else self._initialized_first(handler)
-            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient)
+            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient,
+                       cancel=self._cancel_prompt if method == "session/prompt" else None)
         router.add("session/cancel", self._mapped(self._cancel), S.CancelNotification,
                    notification=True, dec_hook=codec.dec_hook,
                    lenient=_params(S.CancelNotification))
@@ -533,6 +533,9 @@ class AgentConnection:
         stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
         return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
 
+    def _cancel_prompt(self, p: S.PromptRequest) -> None:
+        self.turns.cancel_request(p.session_id)  # ($/cancel_request for the prompt)
+
     async def _cancel(self, p: S.CancelNotification) -> None:
         if not self.turns.cancel(p.session_id):
             log.debug("%s: cancel for %s: no turn running", self.name, p.session_id)
@@ -587,13 +590,14 @@ class AgentConnection:
         updates = translate.updates(event, session, self._ctx, replay=replay)
         if not updates:
             return
-        held = None if replay else self._setup.get(session.id)
+        sid = session.id
+        held = None if replay else self._setup.get(sid)
+        if held is not None:
+            held.extend(S.SessionNotification(session_id=sid, update=u) for u in updates)
+            return
+        notify = self.peer.notify
         for update in updates:
-            note = S.SessionNotification(session_id=session.id, update=update)
-            if held is not None:
-                held.append(note)
-            else:
-                await self.peer.notify(UPDATE, note)
+            await notify(UPDATE, S.SessionNotification(session_id=sid, update=update))
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""
