@@ -454,7 +454,7 @@ async def test_incoming_cancel_of_a_route_with_a_cancel_callback_tells_the_handl
     router.add("work", work, cancel=cancel)
     async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
         await probe.write(b'{"jsonrpc":"2.0","id":3,"method":"work","params":{"n":1}}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 3}})
         assert await probe.read() == b'{"jsonrpc":"2.0","id":3,"result":{"stopped":1}}\n'
         assert told == [{"n": 1}]

@@ -165,7 +165,7 @@ async def test_aclose_ends_a_pending_receive_while_the_child_runs_on() -> None:
         with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 await stream.aclose()  # stops receiving; the child is still there
         assert [type(exc) for exc in result] == [anyio.ClosedResourceError]
         assert stream.returncode is None
