@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -76,3 +77,14 @@ def test_ci_runs_every_tier() -> None:
     assert "for version in 3.10 3.13" in ci
     assert "mkdocs build --strict" in ci
     assert Path(TESTS / "conftest.py").is_file()
+
+
+def test_tests_wait_for_quiet_without_anyios_polling() -> None:
+    # anyio.wait_all_tasks_blocked sleeps 0.1 s per check on asyncio; wireproto.testing's does not
+    used = [
+        path.relative_to(TESTS).as_posix() for path in TESTS.rglob("*.py")
+        if path.name != "test_tiers.py" and re.search(
+            r"anyio\.wait_all_tasks_blocked|from anyio import .*wait_all_tasks_blocked",
+            path.read_text(encoding="utf-8"))
+    ]
+    assert used == []
