@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
@@ -220,7 +221,7 @@ class Peer:
         self._inbox_busy = 0
         self._closed_cause: BaseException | None = None
         self._closed = False
-        self._closed_event: anyio.Event | None = None  # created by wait_closed
+        self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox_task: int | None = None
         # the inbox (notifications handled in order): created by _open_inbox
@@ -228,7 +229,7 @@ class Peer:
         self._inbox: MemoryObjectSendStream[Any]
         self._inbox_recv: MemoryObjectReceiveStream[Any]
         self._inbox_slots: anyio.Semaphore
-        self._receive_tg: anyio.abc.TaskGroup | None = None
+        self._inbox_scope: anyio.CancelScope | None = None  # the inbox task's
         self._inbox_handling = False  # the inbox task is inside a notification handler
 
     @property
@@ -260,7 +261,7 @@ class Peer:
         self._tg.start_soon(self._receive)
         return self
 
-    def _open_inbox(self, tg: anyio.abc.TaskGroup) -> None:
+    def _open_inbox(self) -> None:
         """Create the inbox and start its task (at the first notification).
 
         A task, its anyio bookkeeping, the memory stream and the semaphore
@@ -270,7 +271,9 @@ class Peer:
         self._inbox, self._inbox_recv = in_send, in_recv
         self._inbox_slots = anyio.Semaphore(self._inbox_size)
         self._inbox_open = True
-        tg.start_soon(self._inbox_loop, in_recv)
+        self._inbox_scope = anyio.CancelScope()  # cancelled with the reader on closing
+        assert self._tg is not None
+        self._tg.start_soon(self._inbox_loop, in_recv, self._inbox_scope)
 
     async def __aexit__(
         self,
@@ -280,6 +283,8 @@ class Peer:
     ) -> bool | None:
         assert self._tg is not None
         self._receive_scope.cancel()
+        if self._inbox_scope is not None:
+            self._inbox_scope.cancel()
         self._handlers.close()
         self._mark_closed(ConnectionClosed("connection closed locally"), force=True)
         with anyio.move_on_after(self.flush_timeout, shield=True):
@@ -337,12 +342,18 @@ class Peer:
 
     async def wait_closed(self) -> None:
         """Wait until the inbound side ends (EOF, broken stream, or local close)."""
-        event = self._closed_event
-        if event is None:
-            event = self._closed_event = anyio.Event()
-            if self._closed:
-                event.set()
-        await event.wait()
+        if self._closed:
+            await anyio.lowlevel.checkpoint()
+            return
+        # a waiter per waiting task (an anyio.Event costs ~1.5 KiB per connection)
+        waiter = self._waiter() if self._tg is not None else anyio.Event()
+        if self._close_waiters is None:
+            self._close_waiters = []
+        self._close_waiters.append(waiter)
+        try:
+            await waiter.wait()
+        finally:
+            self._close_waiters.remove(waiter)
 
     async def wait_idle(self) -> None:
         """Wait until no inbound request is being handled or waiting in the backlog.
@@ -366,8 +377,9 @@ class Peer:
             err.__cause__ = self._closed_cause
             pending.resolve(err)
         self._closed = True
-        if self._closed_event is not None:
-            self._closed_event.set()
+        if self._close_waiters is not None:
+            for waiter in self._close_waiters:
+                waiter.set()
 
     # --------------------------------------------------------------- sending
 
@@ -490,11 +502,9 @@ class Peer:
     # --------------------------------------------------------------- reading
 
     async def _receive(self) -> None:
+        # (the inbox task, if any, works on after the input ended, until closing)
         with self._receive_scope:
-            async with anyio.create_task_group() as tg:
-                self._receive_tg = tg  # the inbox task runs here (see _open_inbox)
-                await self._read_loop()
-                await anyio.sleep_forever()  # the inbox works on until the owner closes
+            await self._read_loop()
 
     async def _read_loop(self) -> None:
         cause: BaseException
@@ -569,8 +579,7 @@ class Peer:
             log.warning("%s: request %s sent as a notification dropped", self.name, msg.method)
         else:
             if not self._inbox_open:
-                assert self._receive_tg is not None
-                self._open_inbox(self._receive_tg)
+                self._open_inbox()
             try:  # no scheduling round trip per notification while there is room
                 self._inbox_slots.acquire_nowait()
             except anyio.WouldBlock:
@@ -591,38 +600,41 @@ class Peer:
         if not await self._handlers.cancel(rid):
             log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
 
-    async def _inbox_loop(self, inbox: MemoryObjectReceiveStream[Any]) -> None:
-        self._inbox_task = anyio.get_current_task().id
-        while True:
-            try:  # drain what is queued without a scheduling round trip per item
-                target, msg = inbox.receive_nowait()
-            except anyio.WouldBlock:
-                try:
-                    target, msg = await inbox.receive()
+    async def _inbox_loop(
+        self, inbox: MemoryObjectReceiveStream[Any], scope: anyio.CancelScope
+    ) -> None:
+        with scope:
+            self._inbox_task = anyio.get_current_task().id
+            while True:
+                try:  # drain what is queued without a scheduling round trip per item
+                    target, msg = inbox.receive_nowait()
+                except anyio.WouldBlock:
+                    try:
+                        target, msg = await inbox.receive()
+                    except anyio.EndOfStream:
+                        return
                 except anyio.EndOfStream:
                     return
-            except anyio.EndOfStream:
-                return
-            if isinstance(target, _Pending):
-                self._inbox_busy -= 1
-                target.resolve(msg)
-                continue
-            if isinstance(target, _InOrder):
-                self._inbox_busy -= 1
-                target.run()
-                continue
-            self._inbox_slots.release()
-            try:
-                params = self._decoder.decode_params(
-                    msg.method, msg.params, target.params_type, target.decode
-                )
-                self._inbox_handling = True
-                await target.handler(params)
-            except InvalidMessage as exc:
-                log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
-            except Exception:
-                log.exception("%s: notification handler for %s failed", self.name, msg.method)
-            finally:
-                self._inbox_handling = False
-                # counted until handled, so a response read meanwhile waits its turn
-                self._inbox_busy -= 1
+                if isinstance(target, _Pending):
+                    self._inbox_busy -= 1
+                    target.resolve(msg)
+                    continue
+                if isinstance(target, _InOrder):
+                    self._inbox_busy -= 1
+                    target.run()
+                    continue
+                self._inbox_slots.release()
+                try:
+                    params = self._decoder.decode_params(
+                        msg.method, msg.params, target.params_type, target.decode
+                    )
+                    self._inbox_handling = True
+                    await target.handler(params)
+                except InvalidMessage as exc:
+                    log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
+                except Exception:
+                    log.exception("%s: notification handler for %s failed", self.name, msg.method)
+                finally:
+                    self._inbox_handling = False
+                    # counted until handled, so a response read meanwhile waits its turn
+                    self._inbox_busy -= 1
