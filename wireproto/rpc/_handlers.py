@@ -104,6 +104,7 @@ class HandlerPool:
         self._backlog: list[tuple[Request, Route]] = []
         self._active = 0  # handler tasks busy with a request (backlog included)
         self._idle: list[_Idle] = []  # handler tasks waiting for the next request
+        self._spawned = 0  # handler tasks started (the first one does not park, see _next_job)
         self._quiet: anyio.Event | None = None  # set when no request is being handled
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
@@ -142,6 +143,7 @@ class HandlerPool:
                 idle.event.set()
             else:
                 assert self._tg is not None
+                self._spawned += 1
                 self._tg.start_soon(self._serve, msg, route)
         elif len(self._backlog) < self.backlog_size:
             self._backlog.append((msg, route))
@@ -209,19 +211,34 @@ class HandlerPool:
                             break
                         if answer is not None:
                             await self._send_quiet(answer)
-                        job = await self._next_job()
+                        next_job = await self._next_job()
+                        if next_job is None:
+                            return
+                        job = next_job
                 if answer is None:  # interrupted: answered like a cancelled request
                     answer = self._cancelled_answer(job[0].id)
                 if answer is not None:
                     await self._send_quiet(answer)
-                job = await self._next_job()
+                next_job = await self._next_job()
+                if next_job is None:
+                    return
+                job = next_job
         finally:
             self._handler_done()
 
-    async def _next_job(self) -> tuple[Request, Route]:
-        """The oldest request of the backlog, or the next one admitted (parked till then)."""
+    async def _next_job(self) -> tuple[Request, Route] | None:
+        """The oldest request of the backlog, or the next one admitted (parked till then).
+
+        ``None``: the task ends instead. The peer's first handler task does
+        not park while it is the only one ever started: a connection's first
+        request is often its only one for a long time (``initialize``), and a
+        parked task costs ~4 KiB per connection; the second request starts a
+        task that parks, and a busy peer reuses its tasks.
+        """
         if self._backlog:
             return self._backlog.pop(0)
+        if self._spawned == 1:
+            return None
         self._handler_done()
         idle = _Idle(self._new_waiter())
         self._idle.append(idle)
