@@ -125,3 +125,20 @@ async def test_an_old_option_name_still_works_with_a_warning(tmp_path: Path) -> 
 def test_renamed_options_refuse_unknown_names() -> None:
     with pytest.raises(TypeError, match="unexpected keyword argument 'handshak'"):
         renamed_options("connect_wire", {"handshak": True}, {"handshake": "initialize"})
+
+
+async def test_client_classes_share_the_buffer_option_name() -> None:
+    from wireproto.adapters.acp import ClientConnection
+    from wireproto.adapters.wire import WireClient
+
+    for cls in (ClientConnection, WireClient):
+        assert "event_buffer" in inspect.signature(cls).parameters, cls
+    left, right = memory_pair()
+    async with left, right:
+        with pytest.warns(DeprecationWarning,
+                          match=r"ClientConnection\(update_buffer=...\)") as seen:
+            client = ClientConnection(left, update_buffer=3)
+        assert client.event_buffer == 3
+        assert seen[0].filename == __file__  # the warning points at the caller
+        with pytest.raises(TypeError, match="unexpected keyword argument 'update_bufer'"):
+            ClientConnection(right, update_bufer=3)

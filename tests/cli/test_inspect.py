@@ -27,7 +27,7 @@ def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
     usage = {  # options that do not go together: exit status 2
         (): "give exactly one of",
         ("--trace", "x.jsonl", "--ws", "ws://127.0.0.1:1"): "give exactly one of",
-        ("--listen", "0.0.0.0:0", "--trace", "x"): "serving the inspector on the non-loopback "
+        ("--listen", "0.0.0.0:0", "--trace", "x"): "listening on the non-loopback "
                                                     "address 0.0.0.0 needs an explicit token "
                                                     "(--page-token",
     }

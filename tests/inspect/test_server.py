@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
+from websockets.datastructures import Headers
 
 from wireproto.adapters.acp import serve_acp
 from wireproto.adapters.wire import serve_wire
@@ -25,7 +27,7 @@ from wireproto.inspect.record import Recorder
 from wireproto.inspect.server import Inspector, _Site, serve_inspector
 from wireproto.inspect.tap import open_tap
 from wireproto.transports.memory import memory_pair
-from wireproto.transports.websocket import connect_websocket
+from wireproto.transports.websocket import HttpResponse, connect_websocket
 
 pytestmark = pytest.mark.anyio
 
@@ -301,3 +303,25 @@ def test_a_default_port_may_be_left_out_of_the_host(port: int) -> None:
 def test_other_ports_need_the_port_in_the_host() -> None:
     assert _hosts("127.0.0.1", 8080) == {"localhost:8080", "127.0.0.1:8080"}
     assert _hosts("0.0.0.0", 80) is None  # not on loopback: any host
+
+
+@dataclass
+class _Request:
+    path: str
+    headers: Headers
+    remote_address: tuple[str, int] = ("192.0.2.1", 5000)
+
+
+@pytest.mark.parametrize("host", ["x; script-src *", "a b", "evil.example:80/x", "", "[::1"])
+def test_a_malformed_host_is_refused_and_never_reaches_the_policy(host: str) -> None:
+    site = _Site("0.0.0.0", TOKEN, lambda: b"")  # not on loopback: any well-formed host
+    answer = site.check(_Request(f"/?token={TOKEN}", Headers({"Host": host})))
+    assert isinstance(answer, HttpResponse) and answer.status == 400
+    assert host == "" or host not in answer.headers["Content-Security-Policy"]
+
+
+def test_a_well_formed_host_names_the_websocket_origin_in_the_policy() -> None:
+    site = _Site("0.0.0.0", TOKEN, lambda: b"")
+    answer = site.check(_Request(f"/?token={TOKEN}", Headers({"Host": "box.example:8765"})))
+    assert isinstance(answer, HttpResponse) and answer.status == 200
+    assert "connect-src 'self' ws://box.example:8765;" in answer.headers["Content-Security-Policy"]

@@ -109,7 +109,7 @@ def runtime_of(agent: Agent | Runtime, store: StoreArg) -> Runtime:
 
 
 def renamed_options(
-    function: str, given: Mapping[str, Any], renames: Mapping[str, str]
+    function: str, given: Mapping[str, Any], renames: Mapping[str, str], stacklevel: int = 4
 ) -> dict[str, Any]:
     """The options ``given`` under an old name, under their new one (each warned about).
 
@@ -122,7 +122,7 @@ def renamed_options(
         if new is None:
             raise TypeError(f"{function}() got an unexpected keyword argument {old!r}")
         warnings.warn(f"{function}({old}=...) is deprecated: pass {new}= instead",
-                      DeprecationWarning, stacklevel=4)
+                      DeprecationWarning, stacklevel=stacklevel)
         options[new] = value
     return options
 

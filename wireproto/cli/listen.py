@@ -91,7 +91,8 @@ class Listener:
             explicit token.
     """
 
-    def __init__(self, spec: str, token: str | None, origins: list[str]) -> None:
+    def __init__(self, spec: str, token: str | None, origins: list[str],
+                 token_flag: str = "--token") -> None:
         try:
             self.host, self.port = parse_listen(spec)
         except ValueError as exc:
@@ -100,7 +101,7 @@ class Listener:
         if explicit is None and not is_loopback(self.host):
             raise UsageError(
                 f"listening on the non-loopback address {self.host} needs an explicit token "
-                f"(--token or {TOKEN_ENV})"
+                f"({token_flag} or {TOKEN_ENV})"
             )
         self.token = explicit or new_token()
         redact(self.token)

@@ -23,7 +23,8 @@ as recorded.
 Security: the page (``/``), the export and the websocket need the token (``?token=``);
 the websocket accepts only this server's own origin; on loopback the
 ``Host`` header must name this server (a page of another site cannot reach
-it through a rebound DNS name). Every answer carries a
+it through a rebound DNS name); anywhere, a malformed ``Host`` is refused (400),
+so the value written into the policy below is always a plain host and port. Every answer carries a
 ``Content-Security-Policy`` allowing scripts, styles and connections from
 this origin only (no inline script, no framing). The assets (the same files
 as in the wheel) are served without the token; the data never is.
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import mimetypes
+import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -240,6 +242,9 @@ def _csp(ws_origin: str) -> str:
             "frame-ancestors 'none'")
 
 
+_HOST_SYNTAX = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+"""A ``Host`` header value: a name or address, or a bracketed IPv6 address, and a port."""
+
 _DEFAULT_PORTS = frozenset({80, 443})
 """Ports a browser leaves out of ``Host`` (the scheme's own: http 80, https 443)."""
 
@@ -278,9 +283,10 @@ class _Site:
         return _allowed_hosts(self.host, self.port)
 
     def _headers(self, host: str, kind: str) -> dict[str, str]:
+        ws_origin = f"ws://{host}" if _HOST_SYNTAX.fullmatch(host) else ""
         return {
             "Content-Type": kind,
-            "Content-Security-Policy": _csp(f"ws://{host}"),
+            "Content-Security-Policy": _csp(ws_origin),
             "X-Content-Type-Options": "nosniff",
             "Referrer-Policy": "no-referrer",
             "X-Frame-Options": "DENY",
@@ -295,6 +301,9 @@ class _Site:
         """Route one request (see the module docstring)."""
         headers = request.headers
         host = headers.get("host", "")
+        if not _HOST_SYNTAX.fullmatch(host):
+            log.warning("inspect: request with a malformed Host header refused")
+            return self._text("", 400, "Bad Host header.")
         allowed = self._hosts()
         if allowed is not None and host.lower() not in allowed:
             log.warning("inspect: request for host %r refused", host)

@@ -379,7 +379,7 @@ async def test_turn_yields_every_update_in_order_before_it_ends() -> None:
             await release.wait()
         await recorder(event)
 
-    async with connected(on_update=held, update_buffer=2) as (client, agent, _):
+    async with connected(on_update=held, event_buffer=2) as (client, agent, _):
         await open_session(client, agent)
 
         async def play() -> None:

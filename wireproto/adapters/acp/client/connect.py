@@ -82,8 +82,7 @@ async def connect_acp(
             ``on_permission`` to ``boolean_options``, and ``on_elicitation`` to
             ``elicitation_modes``: ``elicitation`` is advertised only with an
             ``on_elicitation`` handler).
-        event_buffer: session updates buffered per prompt turn (the
-            ``update_buffer`` of :class:`ClientConnection`).
+        event_buffer: session updates buffered per prompt turn.
         redact: secrets handed to a spawned agent (tokens, keys in ``env``),
             masked in its logged stderr lines.
         shutdown_timeout: seconds a spawned agent gets to exit after its
@@ -122,7 +121,7 @@ async def connect_acp(
             stream, client_info=client_info, on_permission=on_permission,
             on_update=on_update, file_system=file_system, terminals=terminals,
             notices=notices, compaction=compaction, boolean_options=boolean_options,
-            update_buffer=event_buffer, on_elicitation=on_elicitation,
+            event_buffer=event_buffer, on_elicitation=on_elicitation,
             on_elicitation_complete=on_elicitation_complete,
             elicitation_modes=elicitation_modes,
         )

@@ -65,9 +65,10 @@ import msgspec
 from msgspec import UNSET
 
 from wireproto import __version__
-from wireproto.adapters._shared import running_peer
+from wireproto.adapters._shared import renamed_options, running_peer
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
+from wireproto.adapters.acp.client.capabilities import GATES, advertised, check_roots
 from wireproto.adapters.acp.client.elicitation import ElicitationHandler, ElicitationRequests
 from wireproto.adapters.acp.client.ext import CALL_TIMEOUT, INITIALIZE_TIMEOUT, ExtensionCalls
 from wireproto.adapters.acp.client.fs import FileSystem
@@ -100,19 +101,6 @@ PROTOCOL_VERSION = 1
 
 
 
-def _marker(value: object) -> bool:
-    return value is not UNSET and value is not None
-
-
-_GATES: dict[str, Callable[[s.AgentCapabilities], bool]] = {
-    "session/load": lambda c: c.load_session,
-    "session/resume": lambda c: _marker(c.session_capabilities.resume),
-    "session/list": lambda c: _marker(c.session_capabilities.list_),
-    "session/close": lambda c: _marker(c.session_capabilities.close),
-    "session/delete": lambda c: _marker(c.session_capabilities.delete),
-    "logout": lambda c: _marker(c.auth.logout),
-}
-"""Method -> whether the agent's capabilities allow calling it."""
 
 
 # ------------------------------------------------------------ connection
@@ -138,7 +126,9 @@ class ClientConnection(ExtensionCalls):
             ``elicitation_modes``, only when given.
         on_elicitation_complete: called with the id of each
             ``elicitation/complete`` (a URL interaction finished).
-        update_buffer: updates buffered per turn before the reader waits.
+        event_buffer: session updates buffered per prompt turn before the
+            reader waits (the name of :class:`~wireproto.adapters.wire.WireClient`'s
+            option; ``update_buffer=`` still works, with a :class:`DeprecationWarning`).
         name: a label for log lines.
 
     Attributes:
@@ -160,22 +150,26 @@ class ClientConnection(ExtensionCalls):
         notices: bool = False,
         compaction: bool = False,
         boolean_options: bool = False,
-        update_buffer: int = 256,
+        event_buffer: int = 256,
         name: str = "acp client",
         on_elicitation: ElicitationHandler | None = None,
         on_elicitation_complete: Callable[[str], Awaitable[None]] | None = None,
         elicitation_modes: Sequence[str] = ("form", "url"),
+        **deprecated: Any,
     ) -> None:
+        event_buffer = renamed_options(
+            "ClientConnection", deprecated, {"update_buffer": "event_buffer"}, stacklevel=3
+        ).get("event_buffer", event_buffer)
         self._stream = stream
         self.client_info = client_info or s.Implementation(
             name="wireproto", title="wireproto", version=__version__
         )
         self.on_update = on_update
         self.terminals = terminals
-        self.capabilities = _capabilities(
+        self.capabilities = advertised(
             file_system is not None, terminals is not None, notices, compaction, boolean_options
         )
-        self.update_buffer = update_buffer
+        self.event_buffer = event_buffer
         self.name = name
         self.initialize_response: s.InitializeResponse | None = None
         self.agent_capabilities = s.AgentCapabilities()
@@ -267,7 +261,7 @@ class ClientConnection(ExtensionCalls):
     def _require(self, method: str) -> None:
         if not self.initialized:
             raise LocalProtocolError(f"call initialize() before {method}")
-        gate = _GATES.get(method)
+        gate = GATES.get(method)
         if gate is not None and not gate(self.agent_capabilities):
             raise LocalProtocolError(f"the agent did not advertise {method}")
 
@@ -346,7 +340,7 @@ class ClientConnection(ExtensionCalls):
             RpcError: the agent refused (e.g. ``-32602`` naming a server).
         """
         self._require("session/new")
-        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        dirs = check_roots(self.agent_capabilities, cwd, additional_directories, mcp_servers)
         params = s.NewSessionRequest(cwd=cwd, mcp_servers=list(mcp_servers),
                                      additional_directories=list(dirs) if dirs else UNSET)
 
@@ -390,7 +384,7 @@ class ClientConnection(ExtensionCalls):
             TimeoutError: no answer within ``timeout`` seconds.
         """
         self._require("session/load")
-        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        dirs = check_roots(self.agent_capabilities, cwd, additional_directories, mcp_servers)
         params = s.LoadSessionRequest(session_id=session_id, cwd=cwd,
                                       mcp_servers=list(mcp_servers),
                                       additional_directories=list(dirs) if dirs else UNSET)
@@ -421,7 +415,7 @@ class ClientConnection(ExtensionCalls):
                 :meth:`load_session`.
         """
         self._require("session/resume")
-        dirs = self._check_roots(cwd, additional_directories, mcp_servers)
+        dirs = check_roots(self.agent_capabilities, cwd, additional_directories, mcp_servers)
         params = s.ResumeSessionRequest(session_id=session_id, cwd=cwd,
                                         mcp_servers=list(mcp_servers),
                                         additional_directories=list(dirs) if dirs else UNSET)
@@ -461,25 +455,6 @@ class ClientConnection(ExtensionCalls):
             raise
         session.adopt(getattr(result, "modes", None), getattr(result, "config_options", None))
         return result
-
-    def _check_roots(
-        self, cwd: str, dirs: Sequence[str] | None, servers: Sequence[s.McpServer]
-    ) -> tuple[str, ...]:
-        roots = (cwd, *(dirs or ()))
-        for path in roots:
-            if not path.startswith("/"):
-                raise ValueError(f"session directories must be absolute: {path!r}")
-        caps = self.agent_capabilities
-        if dirs and not _marker(caps.session_capabilities.additional_directories):
-            raise LocalProtocolError("the agent did not advertise additionalDirectories")
-        allowed: dict[type, bool] = {s.McpServerHttp: caps.mcp_capabilities.http,
-                                     s.McpServerSse: caps.mcp_capabilities.sse}
-        for server in servers:
-            if not allowed.get(type(server), True):
-                raise LocalProtocolError(
-                    f"the agent does not accept {type(server).__name__} MCP servers"
-                )
-        return tuple(dirs or ())
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None,
@@ -572,7 +547,7 @@ class ClientConnection(ExtensionCalls):
         for block in blocks:
             if not allowed.get(type(block), True):
                 raise LocalProtocolError(f"the agent does not accept {type(block).__name__}")
-        return PromptTurn(self, session_id, blocks, self.update_buffer)
+        return PromptTurn(self, session_id, blocks, self.event_buffer)
 
     async def cancel(self, session_id: str) -> None:
         """Cancel the session's turn: ``session/cancel``, then every pending
@@ -618,21 +593,3 @@ class ClientConnection(ExtensionCalls):
         turn = self._turns.get(sid) if history is None else None
         if turn is not None and turn.accepting:
             await turn._deliver(update)
-
-
-def _capabilities(
-    fs: bool, terminal: bool, notices: bool, compaction: bool, boolean_options: bool
-) -> s.ClientCapabilities:
-    session = s.ClientSessionCapabilities(
-        notices=s.NoticeCapabilities() if notices else UNSET,
-        compaction=s.CompactionCapabilities() if compaction else UNSET,
-        config_options=(
-            s.SessionConfigOptionsCapabilities(boolean=s.BooleanConfigOptionCapabilities())
-            if boolean_options else UNSET
-        ),
-    )
-    return s.ClientCapabilities(
-        fs=s.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
-        terminal=terminal,
-        session=session if (notices or compaction or boolean_options) else UNSET,
-    )

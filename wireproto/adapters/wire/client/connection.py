@@ -57,7 +57,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import anyio.abc
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from wireproto import __version__
 from wireproto.adapters._shared import running_peer
@@ -99,6 +98,7 @@ from ..methods import (
     WireMethod,
 )
 from ..versions import CURRENT_VERSION
+from .events import EventQueue, WireEvent
 from .requests import (
     REQUEST_HANDLERS,
     ApprovalHandler,
@@ -138,9 +138,6 @@ was started (a loaded machine may need 10 s or more to start a Python agent)."""
 
 CALL_TIMEOUT = 60.0
 """Default seconds ``steer``, ``cancel``, ``set_plan_mode`` and extension calls wait."""
-
-WireEvent = m.Event | m.UnknownEvent
-"""What the event streams yield."""
 
 EventHandler = Callable[[WireEvent], Awaitable[None]]
 """Sees every event, in order, before it is queued."""
@@ -230,13 +227,11 @@ class WireClient(RequestAnswers):
         self._ids = itertools.count(1)
         self._handling: dict[str, anyio.CancelScope] = {}
         self._peer: Peer | None = None
-        self._events_in: MemoryObjectSendStream[WireEvent] | None = None
-        self._events_out: MemoryObjectReceiveStream[WireEvent] | None = None
+        self._events: EventQueue | None = None
         self._turn: WireTurn | None = None
         self._iterated = False
         self._turn_tools: set[str] = set()
         self._replaying = False
-        self._overflowing = False
 
     # ------------------------------------------------------------- lifecycle
 
@@ -245,9 +240,7 @@ class WireClient(RequestAnswers):
         router.add(EVENT_METHOD, self._on_event, msgspec.Raw, notification=True)
         router.add(REQUEST_METHOD, self._on_request, msgspec.Raw)
         if self.event_buffer > 0:
-            self._events_in, self._events_out = anyio.create_memory_object_stream[WireEvent](
-                self.event_buffer
-            )
+            self._events = EventQueue(self.event_buffer, self.name)
         self._peer = Peer(self._stream, router, dialect=WIRE_DIALECT, name=self.name)
         await self._peer.__aenter__()
         return self
@@ -262,10 +255,8 @@ class WireClient(RequestAnswers):
             if self._peer is not None:
                 await self._peer.__aexit__(exc_type, exc, tb)
         finally:
-            if self._events_in is not None:
-                self._events_in.close()
-            if self._events_out is not None:
-                self._events_out.close()
+            if self._events is not None:
+                self._events.close()
 
     @property
     def peer(self) -> Peer:
@@ -498,25 +489,18 @@ class WireClient(RequestAnswers):
         Raises:
             LocalProtocolError: events are not queued (``event_buffer=0``).
         """
-        if self._events_out is None:
+        if self._events is None:
             raise LocalProtocolError(
                 "events are not queued: pass event_buffer > 0 or use on_event="
             )
-        return _EventIterator(self._events_out)
+        return aiter(self._events)
 
     def take_events(self) -> list[WireEvent]:
         """Return (and remove) every event outside turns kept so far, without waiting.
 
         After an awaited :meth:`prompt` returns, every event of that turn is there.
         """
-        taken: list[WireEvent] = []
-        if self._events_out is None:
-            return taken
-        while True:
-            try:
-                taken.append(self._events_out.receive_nowait())
-            except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
-                return taken
+        return [] if self._events is None else self._events.take()
 
     async def _on_event(self, raw: msgspec.Raw) -> None:
         try:
@@ -530,29 +514,8 @@ class WireClient(RequestAnswers):
         turn = self._turn
         if turn is not None and turn.accepting:
             await turn._deliver(event)
-        elif self._events_in is not None:
-            self._keep(event)
-
-    def _keep(self, event: WireEvent) -> None:
-        """Put an event on the stream outside turns, dropping the oldest when full."""
-        assert self._events_in is not None and self._events_out is not None
-        while True:
-            try:
-                self._events_in.send_nowait(event)
-                self._overflowing = False
-                return
-            except anyio.WouldBlock:
-                if not self._overflowing:
-                    log.warning("%s: %d events outside turns unread; dropping the oldest "
-                                "(read client.events() or raise event_buffer)",
-                                self.name, self.event_buffer)
-                    self._overflowing = True
-                try:
-                    self._events_out.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    pass
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
+        elif self._events is not None:
+            self._events.put(event)
 
     def _dismiss(self, event: WireEvent) -> None:
         """Cancel a handler whose request the server resolved by itself.
@@ -587,19 +550,3 @@ class WireClient(RequestAnswers):
             if self._handling.get(request.id) is scope:
                 del self._handling[request.id]
         return fallback(request)  # dismissed by the server: send the safe default
-
-
-class _EventIterator:
-    """Async iterator over a client's event queue."""
-
-    def __init__(self, queue: MemoryObjectReceiveStream[WireEvent]) -> None:
-        self._queue = queue
-
-    def __aiter__(self) -> _EventIterator:
-        return self
-
-    async def __anext__(self) -> WireEvent:
-        try:
-            return await self._queue.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
