@@ -55,6 +55,7 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -212,22 +213,15 @@ def _route(method: Method, *, first: bool = False) -> Method:
     return run
 
 
-_TABLES: dict[tuple[bool, bool], Router] = {}
-"""The method tables, by (``supports_delete``, ``supports_logout``) of the agent."""
-
-
+@functools.cache
 def _table(supports_delete: bool, supports_logout: bool) -> Router:
     """The method table shared by the connections of such agents (see
-    :meth:`AgentConnection.router`).
+    :attr:`AgentConnection.router`).
 
     Params are decoded strictly first (in one pass with the envelope when
     the codec can) and leniently only when that fails; the session set-up
     requests split the MCP servers, so they keep a decoder of their own.
     """
-    key = (supports_delete, supports_logout)
-    table = _TABLES.get(key)
-    if table is not None:
-        return table
     c = AgentConnection
     requests: list[tuple[str, Method, Any, bool]] = [
         ("initialize", c._initialize, S.InitializeRequest, False),
@@ -256,7 +250,6 @@ def _table(supports_delete: bool, supports_logout: bool) -> Router:
             table.add(method, run, type_, dec_hook=codec.dec_hook, lenient=_params(type_))
     table.add("session/cancel", _route(c._cancel, first=True), S.CancelNotification,
               notification=True, dec_hook=codec.dec_hook, lenient=_params(S.CancelNotification))
-    _TABLES[key] = table
     return table
 
 
