@@ -108,13 +108,18 @@ def calibrate(fn: Callable[[], object], target_s: float) -> int:
 
 
 def time_per_call(fn: Callable[[], object], number: int, repeat: int) -> list[float]:
-    """Seconds per call of ``fn``, one sample per repeat of ``number`` calls."""
+    """CPU seconds per call of ``fn``, one sample per repeat of ``number`` calls.
+
+    CPU time of this (single-threaded) process: time the machine gives to
+    other processes is not counted, so other load stretches it far less
+    than wall-clock time.
+    """
     samples = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         for _ in range(number):
             fn()
-        samples.append((time.perf_counter() - t0) / number)
+        samples.append((time.process_time() - t0) / number)
     return samples
 
 

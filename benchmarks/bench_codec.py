@@ -51,7 +51,9 @@ DECODE_EVERY, DECODE_GEOMEAN, ENCODE_EVERY, ENCODE_GEOMEAN = 3.0, 5.0, 5.0, 10.0
 
 CAVEATS = [
     "Times are medians of per-call means (each sample runs the call many times in a loop), "
-    "so they describe warm caches and a hot interpreter, not a cold first message.",
+    "so they describe warm caches and a hot interpreter, not a cold first message. They "
+    "are CPU time of the contender's process, so other load on the machine stretches "
+    "them less than wall-clock time.",
     "'decode' = one framed line (no newline) -> the typed, validated params/result the "
     "application gets, including the JSON-RPC envelope and the method -> type lookup; "
     "'encode' = the in-memory typed value -> one newline-terminated line.",

@@ -6,7 +6,8 @@ Usage::
 
 For each message of the codec benchmark, on the ACP SDK's bytes (union tags
 last) and on wireproto's (tags first), this times in ONE process, in
-interleaved rounds (ratios per round, medians over rounds):
+interleaved rounds (ratios per round, medians over rounds; CPU time of
+this process, so other load on the machine stretches the times less):
 
 * ``acp_sdk``: the SDK's decode (``json.loads`` + ``model_validate``);
 * ``sdk_json_loads``: only its ``json.loads``;
@@ -95,10 +96,10 @@ def main() -> int:
             for _ in range(args.rounds):
                 for name, fn in fns.items():
                     number = numbers[name]
-                    t0 = time.perf_counter()
+                    t0 = time.process_time()  # (CPU time: see _common.time_per_call)
                     for _ in range(number):
                         fn(line)
-                    rounds[name].append((time.perf_counter() - t0) / number)
+                    rounds[name].append((time.process_time() - t0) / number)
             ceiling = median([a / b for a, b in zip(rounds["acp_sdk"], rounds["msgspec_one_call"],
                                                      strict=True)])
             got = median([a / b for a, b in zip(rounds["acp_sdk"], rounds["wireproto"],

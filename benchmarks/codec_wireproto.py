@@ -29,7 +29,7 @@ from _messages import KINDS, MESSAGES
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema
-from wireproto.jsonrpc.codec import ACP_DIALECT, Decoder, Encoder
+from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder, Encoder
 from wireproto.jsonrpc.messages import Notification, Request, Response
 from wireproto.rpc.router import Router
 
@@ -73,6 +73,8 @@ def decode_call(data: bytes) -> Any:
     msg = DECODER.decode(data)
     route = ROUTER.get(msg.method)  # type: ignore[union-attr]
     assert route is not None
+    if isinstance(msg, Call):  # decoded with the envelope, as the peer takes them
+        return msg.params
     return DECODER.decode_params(
         msg.method, msg.params, route.params_type, route.decode  # type: ignore[union-attr]
     )

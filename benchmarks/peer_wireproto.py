@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 from _messages import SESSION_ID
 from _peer_runner import parse_args, run
-from peer_wireproto_child import PEER_OPTIONS, acp_decoder, serve
+from peer_wireproto_child import PEER_OPTIONS, acp_route, serve
 
 from wireproto.adapters.acp.schema import (
     PromptRequest,
@@ -104,7 +104,7 @@ async def connect(args: Any) -> AsyncIterator[WireClient]:
         async with Peer(stream, router, name="bench-client", **PEER_OPTIONS) as peer:
             client = WireClient(peer, server_pid)
             router.add("session/update", client.on_update, notification=True,
-                       decode=acp_decoder(SessionNotification))
+                       **acp_route(SessionNotification))
             yield client
 
 

@@ -3,9 +3,11 @@
 Serves ``session/set_mode`` (answers ``{}``) and ``session/prompt`` (whose
 text is a number N: streams N ``agent_message_chunk`` ``session/update``
 notifications with ``peer.notify``, then answers ``end_turn``). Params are
-decoded into the generated ACP Structs by route decoders built the way the
-ACP adapter builds them (``wireproto.adapters.acp.codec.decode``), results
-encoded from the Structs. ``serve`` is also used in-process for the memory transport.
+decoded into the generated ACP Structs by routes declared the way the ACP
+adapters declare theirs (:func:`acp_route`: msgspec with the ACP ``dec_hook``
+first, ``wireproto.adapters.acp.codec.decode`` for what it rejects, so the
+codec may decode them together with the envelope), results encoded from the
+Structs. ``serve`` is also used in-process for the memory transport.
 
 Usage: ``peer_wireproto_child.py [--websocket]`` (with ``--websocket`` it
 prints the URL it listens on as its first stdout line).
@@ -40,12 +42,17 @@ PEER_OPTIONS: dict[str, Any] = {"dialect": ACP_DIALECT, "cancel_method": "$/canc
 
 
 def acp_decoder(type_: Any) -> Callable[[msgspec.Raw], Any]:
-    """A route decoder as the ACP adapter registers them (strict first, then lenient)."""
+    """The lenient ACP decoder for ``type_`` (what the strict msgspec decoder rejects)."""
 
     def decode(raw: msgspec.Raw) -> Any:
         return acp_codec.decode(raw, type_)
 
     return decode
+
+
+def acp_route(type_: Any) -> dict[str, Any]:
+    """``Router.add`` keywords declaring params of ``type_`` as the ACP adapters do."""
+    return {"params_type": type_, "dec_hook": acp_codec.dec_hook, "lenient": acp_decoder(type_)}
 
 
 async def serve(stream: anyio.abc.ObjectStream[bytes]) -> None:
@@ -65,8 +72,8 @@ async def serve(stream: anyio.abc.ObjectStream[bytes]) -> None:
                          SessionNotification(session_id=params.session_id, update=update))
         return PromptResponse(stop_reason="end_turn")
 
-    router.add("session/set_mode", set_mode, decode=acp_decoder(SetSessionModeRequest))
-    router.add("session/prompt", prompt, decode=acp_decoder(PromptRequest))
+    router.add("session/set_mode", set_mode, **acp_route(SetSessionModeRequest))
+    router.add("session/prompt", prompt, **acp_route(PromptRequest))
     async with peer:
         await peer.wait_closed()
 

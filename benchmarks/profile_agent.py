@@ -13,17 +13,25 @@ transport, anyio, asyncio, system calls) and the top functions by own time.
 It also prints the share of the agent's CPU spent in the kernel (from
 ``/proc/PID/stat``). cProfile inflates the cost of many small calls: read
 shares, not absolute times.
+
+``--bytecodes N`` counts instead the Python bytecodes the agent executes for
+N sequential prompts (after a warm-up; ``sys.settrace`` with opcode events,
+switched on and off by signals), per area and per function: an exact,
+load-independent measure of the Python work per prompt (C code, such as
+msgspec and the system calls, is not counted).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import pstats
+import signal
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import bench_agent
@@ -57,6 +65,64 @@ finally:
 """
 
 
+COUNT_BOOT = """
+import collections, json, signal, sys
+counts = collections.Counter()
+def tracer(frame, event, arg):
+    frame.f_trace_opcodes = True
+    key = frame.f_code.co_filename + ":" + frame.f_code.co_qualname
+    def local(frame, event, arg):
+        if event == "opcode":
+            counts[key] += 1
+        return local
+    return local
+def stop(*_):
+    sys.settrace(None)
+    with open(OUT, "w") as f:
+        json.dump(counts, f)
+signal.signal(signal.SIGUSR1, lambda *_: sys.settrace(tracer))
+signal.signal(signal.SIGUSR2, stop)
+from wireproto.cli import main
+sys.argv = ["wireproto", "acp"]
+main()
+"""
+
+
+async def count_bytecodes(cmd: list[str], env: dict[str, str], workdir: str,
+                          prompts: int) -> None:
+    """Have the agent count its bytecodes for ``prompts`` sequential prompts (after a warm-up)."""
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL, env=env, cwd=workdir, limit=1 << 24,
+    )
+    async with bench_agent.RawClient(proc) as client:
+        await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        new = {"cwd": workdir, "mcpServers": []}
+        session = (await client.call("session/new", new))["sessionId"]
+        for _ in range(50):
+            await client.prompt(session)
+        proc.send_signal(signal.SIGUSR1)
+        await asyncio.sleep(0.2)  # the handler runs between two bytecodes of the loop
+        for _ in range(prompts):
+            await client.prompt(session)
+        proc.send_signal(signal.SIGUSR2)  # the counts are written before the agent exits
+        await asyncio.sleep(0.2)
+
+
+def report_bytecodes(counts: Counter[str], prompts: int, top: int) -> None:
+    """Bytecodes per prompt: total, per area, top functions."""
+    shares: dict[str, int] = defaultdict(int)
+    for key, n in counts.items():
+        shares[area(key.split(":", 1)[0], "")] += n
+    total = sum(counts.values())
+    print(f"{total / prompts:.0f} Python bytecodes per sequential prompt\n")
+    for name, n in sorted(shares.items(), key=lambda kv: -kv[1]):
+        print(f"  {name:30} {n / total:6.1%}  ({n / prompts:.0f} per prompt)")
+    print(f"\ntop {top} functions (bytecodes per prompt):")
+    for key, n in counts.most_common(top):
+        print(f"  {n / prompts:7.1f}  {key.split('site-packages/')[-1]}")
+
+
 def area(filename: str, function: str) -> str:
     """The area a profiled function belongs to (C functions by their name)."""
     if filename == "~":
@@ -78,12 +144,20 @@ def main() -> int:
     ap.add_argument("--per-session", type=int, default=40)
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--save", help="also keep the raw profile in this file (for pstats)")
+    ap.add_argument("--bytecodes", type=int, metavar="N",
+                    help="count the bytecodes of N sequential prompts instead of profiling")
     args = ap.parse_args()
     run = argparse.Namespace(seq=args.sequential, per_session=args.per_session, warmup=50)
     with tempfile.TemporaryDirectory(prefix="profile-agent-") as tmp:
         out = Path(tmp) / "agent.prof"
         env = {**os.environ, "WIREPROTO_HOME": tmp}
         env.pop("WIREPROTO_TOKEN", None)
+        if args.bytecodes:
+            cmd = [sys.executable, "-c", f"OUT = {str(out)!r}\n{COUNT_BOOT}"]
+            asyncio.run(count_bytecodes(cmd, env, tmp, args.bytecodes))
+            counts: Counter[str] = Counter(json.loads(out.read_text()))
+            report_bytecodes(counts, args.bytecodes, args.top)
+            return 0
         cmd = [sys.executable, "-c", f"OUT = {str(out)!r}\n{BOOT}"]
         result = asyncio.run(bench_agent.run_once(cmd, env, run, tmp))
         prompts = args.sequential + bench_agent.CONCURRENT * args.per_session

@@ -121,6 +121,18 @@ def test_bench_agent_json_shape() -> None:
 
 
 @pytest.mark.timeout(120)
+def test_compare_agent_json_shape() -> None:
+    out = run_json("compare_agent.py", "--baseline", str(BENCH.parent))  # this tree twice
+    assert out["benchmark"] == "compare_agent"
+    check_machine(out["machine"])
+    for phase in ("sequential", "concurrent"):
+        result = out[phase]
+        assert positive(result["new_cpu_per_prompt_s"]) and positive(result["old_cpu_per_prompt_s"])
+        low, high = result["ratio_quartiles"]
+        assert positive(result["ratio_median"]) and 0 < low <= high
+
+
+@pytest.mark.timeout(120)
 def test_bench_store_json_shape() -> None:
     out = run_json("bench_store.py")
     assert out["benchmark"] == "store"

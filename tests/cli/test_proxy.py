@@ -130,3 +130,17 @@ def test_a_relay_without_trace_hands_its_stdio_to_the_agent_and_stops_on_sigterm
     assert kit.stop(proxy) == 0
     log = kit.log_file("proxy", proxy.pid).read_text()
     assert "on this process's stdin and stdout" in log and "exited with status" in log
+
+
+def test_a_recording_relay_stops_on_sigterm_with_the_trace_complete(
+    kit: Any, tmp_path: Any
+) -> None:
+    trace = tmp_path / "relay.jsonl"
+    proxy = kit.spawn("proxy", "--serve", "acp", "--agent-protocol", "acp", "--trace",
+                      str(trace), "--", *kit.wireproto, "acp")
+    proxy.send(kit.acp_init)
+    assert proxy.recv()["result"]["agentInfo"]["name"] == "wireproto-demo"
+    assert kit.stop(proxy) == 0  # the agent's input ends, it exits, so does the relay
+    assert "exited with status 0" in kit.log_file("proxy", proxy.pid).read_text()
+    lines = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(line["dir"], line["msg"].get("id")) for line in lines] == [("send", 0), ("recv", 0)]

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc._onepass import BIG, Plan
+from wireproto.jsonrpc._onepass import BIG, HEAD, Plan
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     MCP_DIALECT,
     WIRE_DIALECT,
-    DecodedParams,
+    Call,
     Decoder,
     Dialect,
     Encoder,
@@ -215,7 +215,23 @@ INVALID: list[bytes] = [
     b'{"jsonrpc":"2.0","id":24,"error":{"code":1,"message":"method"}}',
 ]
 
-CORPUS = VALID + INVALID + [m[0] for m in MALFORMED]
+_LONG = "x" * HEAD
+RESPONSES: list[bytes] = [
+    b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}',
+    b'{"jsonrpc":"2.0","id":"a","result":null}',
+    b'{"id":2,"result":[1]}',  # no jsonrpc: dialect rules
+    b'{"jsonrpc":"1.0","id":3,"result":1}',
+    b'{"jsonrpc":"2.0","id":null,"result":1}',
+    b'{"jsonrpc":"2.0","id":4,"result":1,"error":null}',
+    b'{"jsonrpc":"2.0","id":5,"result":1,"error":{"code":1,"message":"m"}}',
+    b'{"jsonrpc":"2.0","id":6,"error":{"code":1,"message":"m"}}',
+    b'{"jsonrpc":"2.0","id":7}',
+    b'{"jsonrpc":"2.0","id":8,"result":"%s","method":"a","params":{"x":1}}' % _LONG.encode(),
+    b'{"jsonrpc":"2.0","id":9,"result":"%s","method":5}' % _LONG.encode(),
+    b'{"jsonrpc":"2.0","id":10,"result":1,"id":null}',
+    b'{"jsonrpc":"2.0","id":11,"result":"\xff"}',
+]
+CORPUS = VALID + INVALID + RESPONSES + [m[0] for m in MALFORMED]
 
 
 def receive(decoder: Decoder, router: Router, data: bytes) -> tuple[Any, ...]:
@@ -230,12 +246,16 @@ def receive(decoder: Decoder, router: Router, data: bytes) -> tuple[Any, ...]:
     if isinstance(msg, IncomingResponse):
         return ("response", msg.id, msg.result, msg.error)
     route = router.get(msg.method)
-    kind = "request" if isinstance(msg, Request) else "notification"
-    head = (kind, getattr(msg, "id", UNSET), msg.method)
+    notification = isinstance(msg, Notification) or (isinstance(msg, Call) and msg.id is UNSET)
+    head = ("notification" if notification else "request", getattr(msg, "id", UNSET), msg.method)
     if route is None:
         return (*head, "no route")
     try:
-        params = decoder.decode_params(msg.method, msg.params, route.params_type, route.decode)
+        params = (
+            msg.params
+            if isinstance(msg, Call)
+            else decoder.decode_params(msg.method, msg.params, route.params_type, route.decode)
+        )
     except InvalidMessage as exc:
         return (*head, encoder.error(None, exc.code, exc.message, exc.data))
     if isinstance(params, msgspec.Raw):
@@ -257,21 +277,34 @@ def test_one_pass_ends_where_two_passes_end(dialect: Dialect, data: bytes) -> No
 def test_valid_calls_of_typed_routes_take_one_pass(dialect: Dialect, data: bytes) -> None:
     router = make_router()
     msg = Decoder(dialect, router).decode(data)
-    assert isinstance(msg, (Request, Notification))
-    if msg.params is not UNSET:
-        assert type(msg.params) is DecodedParams
-        assert msg.params.spec.method == msg.method
+    if b'"params"' not in data:  # absent params: two passes decode them from {}
+        assert isinstance(msg, (Request, Notification))
+        return
+    assert isinstance(msg, Call)
+    assert msg.method == json.loads(data)["method"]
+    assert msg.id == json.loads(data).get("id", UNSET)
+    assert not isinstance(msg.params, msgspec.Raw) or msg.method == "raw"
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
 @pytest.mark.parametrize(
     "data",
-    [_call("custom", {"x": 1}, 1), _call("a", None, 2), _call("a", {"x": "1"}, 3)],
+    [_call("custom", {"x": 1}, 1), _call("a", None, 2), _call("a", {"x": "1"}, 3),
+     _call("raw", None, 4), _call("any", None, 5), _call("opt", id=6)],
 )
 def test_other_calls_keep_raw_params(dialect: Dialect, data: bytes) -> None:
     msg = Decoder(dialect, make_router()).decode(data)
     assert isinstance(msg, Request)
-    assert type(msg.params) is not DecodedParams
+    assert msg.params is UNSET or type(msg.params) is msgspec.Raw
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_success_responses_take_one_pass(dialect: Dialect) -> None:
+    msg = Decoder(dialect, make_router()).decode(RESPONSES[0])
+    assert isinstance(msg, IncomingResponse) and type(msg) is not IncomingResponse
+    assert (msg.id, msg.result, msg.error) == (1, msgspec.Raw(b'{"x":1}'), None)
+    error = Decoder(dialect, make_router()).decode(RESPONSES[7])
+    assert type(error) is IncomingResponse and error.error is not None
 
 
 @pytest.mark.parametrize("tags_last", [False, True])
@@ -286,38 +319,42 @@ def test_typed_and_converted_decodes_are_equal(tags_last: bool) -> None:
     assert plan.tags_last(data) is tags_last
     env = plan.typed.decode(data)
     loose = plan.decode_loose(data)
-    assert loose is not None
     expected = msgspec.convert(json.loads(data)["params"], Drawing)
-    assert loose[2] == env.params == expected
-    assert type(loose[2].shapes[0]) is Square
+    assert type(loose) is type(env)
+    assert loose.params == env.params == expected
+    assert (loose.id, loose.method) == (env.id, env.method) == (1, "draw")
+    assert type(loose.params.shapes[0]) is Square
 
 
 def test_a_router_change_after_construction_is_honoured() -> None:
     router = make_router()
     decoder = Decoder(ACP_DIALECT, router)
     before = decoder.decode(_call("a", {"x": 1, "side": 2.0}, 1))
-    assert isinstance(before, Request)
-    router.add("a", _handler, Square)  # replaced while `before` waits for dispatch
-    route = router.get("a")
-    assert route is not None
-    params = decoder.decode_params("a", before.params, route.params_type, route.decode)
-    assert params == Square(side=2.0)
+    assert isinstance(before, Call) and before.params == Point(x=1)
+    router.add("a", _handler, Square)
     after = decoder.decode(_call("a", {"side": 3}, 2))
-    assert isinstance(after, Request)
-    assert isinstance(after.params, DecodedParams)
-    assert after.params.value == Square(side=3.0)
+    assert isinstance(after, Call) and after.params == Square(side=3.0)
+    assert before.params == Point(x=1)  # decoded as the table said at the time
     router.add("new", _handler, Point)
     late = decoder.decode(_call("new", {"x": 5}, 3))
-    assert isinstance(late, Request) and isinstance(late.params, DecodedParams)
+    assert isinstance(late, Call) and late.params == Point(x=5)
 
 
-def test_decoded_params_are_not_handed_to_another_decoder() -> None:
-    router = make_router()
-    decoder = Decoder(WIRE_DIALECT, router)
-    msg = decoder.decode(_call("a", {"x": 1}, 1))
-    assert isinstance(msg, Request) and isinstance(msg.params, DecodedParams)
-    assert decoder.decode_params("a", msg.params, dict[str, Any]) == {"x": 1}
-    assert decoder.decode_params("a", msg.params, Point, lambda raw: bytes(raw)) == b'{"x": 1}'
+def test_a_new_table_is_honoured() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router())
+    other = Router()
+    other.add("a", _handler, Square)
+    decoder.table = other
+    msg = decoder.decode(_call("a", {"side": 3}, 1))
+    assert isinstance(msg, Call) and msg.params == Square(side=3.0)
+    decoder.table = None
+    assert isinstance(decoder.decode(_call("a", {"side": 3}, 1)), Request)
+
+
+def test_methods_left_to_two_passes() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router(), two_pass=("note",))
+    assert isinstance(decoder.decode(_call("note", {"x": 1})), Notification)
+    assert isinstance(decoder.decode(_call("a", {"x": 1})), Call)
 
 
 def test_routes_with_a_custom_decode_are_not_one_pass() -> None:
@@ -361,7 +398,7 @@ def test_a_lone_route_does_not_accept_messages_without_method() -> None:
         decoder.decode(b'{"jsonrpc":"2.0","id":1,"params":{"method":"only"}}')
     assert info.value.message == "Invalid response"
     call = decoder.decode(b'{"jsonrpc":"2.0","id":2,"method":"only","params":{}}')
-    assert isinstance(call, Request) and isinstance(call.params, DecodedParams)
+    assert isinstance(call, Call) and call.params == Options() and call.id == 2
 
 
 def test_a_table_msgspec_cannot_serve_falls_back_to_two_passes(
@@ -373,7 +410,7 @@ def test_a_table_msgspec_cannot_serve_falls_back_to_two_passes(
     odd = decoder.decode(b'{"jsonrpc":"2.0","id":1,"method":"\\u0000","params":{"x":1}}')
     assert isinstance(odd, Request) and isinstance(odd.params, msgspec.Raw)
 
-    def broken(self: Plan, specs: Any) -> None:
+    def broken(self: Plan, *args: Any) -> None:
         raise TypeError("msgspec says no")
 
     monkeypatch.setattr(Plan, "__init__", broken)
@@ -417,6 +454,11 @@ def _messages(draw: st.DrawFn) -> bytes:
         ("method", st.sampled_from(["a", "opt", "draw", "any", "raw", "note", "paint",
                                     "custom", "nope", _ABSENT])),
         ("params", st.one_of(_params, st.just(_ABSENT))),
+        ("result", st.one_of(_json, st.just(_ABSENT), st.just(_ABSENT))),
+        ("error", st.one_of(
+            st.fixed_dictionaries({"code": st.integers(), "message": st.text(max_size=3)}),
+            _json, st.just(_ABSENT), st.just(_ABSENT), st.just(_ABSENT),
+        )),
     ):
         value = draw(values)
         if value is not _ABSENT:

@@ -438,6 +438,31 @@ async def test_incoming_cancel_cancels_the_handler(dialect: Dialect) -> None:
         assert peer.stats().running == 0
 
 
+async def test_incoming_cancel_of_a_route_with_a_cancel_callback_tells_the_handler() -> None:
+    router = Router()
+    stop = anyio.Event()
+    told: list[Any] = []
+
+    async def work(params: Any) -> Any:
+        await stop.wait()  # not cancelled: told, it ends by itself
+        return {"stopped": params["n"]}
+
+    def cancel(params: Any) -> None:
+        told.append(params)
+        stop.set()
+
+    router.add("work", work, cancel=cancel)
+    async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
+        await probe.write(b'{"jsonrpc":"2.0","id":3,"method":"work","params":{"n":1}}\n')
+        await anyio.wait_all_tasks_blocked()
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 3}})
+        assert await probe.read() == b'{"jsonrpc":"2.0","id":3,"result":{"stopped":1}}\n'
+        assert told == [{"n": 1}]
+        await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 3}})
+        await probe.assert_silent()  # over: nothing to tell
+        assert told == [{"n": 1}] and peer.stats().running == 0
+
+
 async def test_cancel_between_peers_raises_request_cancelled_for_other_callers() -> None:
     router = Router()
     started = anyio.Event()

@@ -146,6 +146,27 @@ async def test_killed_child_ends_a_pending_receive() -> None:
         assert await stream.wait() == -signal.SIGKILL
 
 
+async def test_aclose_ends_a_pending_receive_while_the_child_runs_on() -> None:
+    cmd = [sys.executable, "-c", STUBBORN, "stdin"]  # keeps its stdout open
+    async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+        assert await stream.receive() == b"ready"
+        result: list[BaseException] = []
+
+        async def receive() -> None:
+            try:
+                await stream.receive()
+            except Exception as exc:
+                result.append(exc)
+
+        with anyio.fail_after(units(2)):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(receive)
+                await anyio.wait_all_tasks_blocked()
+                await stream.aclose()  # stops receiving; the child is still there
+        assert [type(exc) for exc in result] == [anyio.ClosedResourceError]
+        assert stream.returncode is None
+
+
 async def test_bad_arguments() -> None:
     with pytest.raises(ValueError, match="stderr"):
         async with open_subprocess(ECHO, stderr="pipe"):  # type: ignore[arg-type]

@@ -156,12 +156,14 @@ class Conversation:
 
     def _on_text(self, event: AgentMessageChunk) -> None:
         current = self._reply
-        if current is not None and (
-                current.calls or (current.text and event.message_id != self._message_id)):
-            self._reply = None  # a new message of the same turn
-        draft = self._assistant()
+        if current is not None and not current.calls and (
+                not current.text or event.message_id == self._message_id):
+            current.frozen = None  # the open message goes on (most chunks)
+        else:
+            self._reply = None  # a new message (of the same turn when one was open)
+            current = self._assistant()
         self._message_id = event.message_id
-        draft.text.append(event.text)
+        current.text.append(event.text)
 
     def _on_thought(self, event: ThoughtChunk) -> None:
         self._assistant().thought.append(event.text)

@@ -220,13 +220,14 @@ class Runtime:
         session.updated_at = datetime.now(timezone.utc)
         if isinstance(event, _LIVE_ONLY):
             return
-        conversation = self._conversations.get(session.id)
+        sid = session.id
+        conversation = self._conversations.get(sid)
         if conversation is not None:
             conversation.add(event)
         if getattr(session.channel, "flushes_history", False):
-            held = self._held.get(session.id)
+            held = self._held.get(sid)
             if held is None:
-                self._held[session.id] = [event]
+                self._held[sid] = [event]
             else:
                 held.append(event)
             return

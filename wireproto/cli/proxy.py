@@ -175,23 +175,21 @@ def _observers(sink: BinaryIO | None) -> list[Observer]:
 
 async def _relay_one(front: anyio.abc.ObjectStream[bytes], cmd: list[str],
                      observers: list[Observer], stop: anyio.Event) -> None:
+    """Relay between ``front`` and a new ``cmd``; on ``stop`` the agent's input
+    ends, and the agent's own end ends the relay."""
+    from wireproto.proxy.pipes import relay_pipes
     from wireproto.proxy.relay import relay_messages
+    from wireproto.transports.stdio import StdioStream
     from wireproto.transports.subprocess import open_subprocess
 
+    # stdio to a child's pipes: byte pumps in threads; a websocket: message by message
+    relay = relay_pipes if isinstance(front, StdioStream) else relay_messages
     try:
         child_cm = open_subprocess(cmd, stderr="log", shutdown_timeout=CHILD_SHUTDOWN_STEP,
                                    start_new_session=True)
         async with child_cm as child:
             log.info("proxy: %s started (pid %d)", cmd[0], child.pid)
-            async with anyio.create_task_group() as tg:
-
-                async def until_stop() -> None:
-                    await stop.wait()
-                    await child.send_eof()  # the agent finishes; its end ends the relay
-
-                tg.start_soon(until_stop)
-                await relay_messages(front, child, observers)
-                tg.cancel_scope.cancel()
+            await relay(front, child, observers, stop=stop)
         log.info("proxy: %s (pid %d) exited with status %s", cmd[0], child.pid,
                  child.returncode)
     except OSError as exc:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         ACP_DIALECT,
         MCP_DIALECT,
         WIRE_DIALECT,
+        Call,
         DecHook,
         Decoder,
         Dialect,
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "MCP_DIALECT",
     "WIRE_DIALECT",
+    "Call",
     "DecHook",
     "Decoder",
     "Dialect",
@@ -66,6 +68,7 @@ __getattr__, __dir__ = attach(
     __name__,
     {
         "ACP_DIALECT": ".codec",
+        "Call": ".codec",
         "DecHook": ".codec",
         "Decoder": ".codec",
         "Dialect": ".codec",

@@ -4,29 +4,36 @@ A :class:`Plan` is built once per revision of a :class:`ParamsTable` (the
 router; its msgspec decoders are shared by tables that declare the same
 methods, types and hooks, see :class:`_Shape`): a msgspec union of one
 envelope Struct per method, tagged by ``method``, whose ``params`` field
-has the method's type. Decoding a call then validates the envelope and the
-params in a single pass. A second union with untyped ``params`` serves
-inputs that write union tags last (see :meth:`Plan.tags_last`): decoding to
-builtins and converting finds every tag with a dict look-up instead of
-scanning each tagged object twice.
+has the method's type. Decoding a call is then a single msgspec call whose
+result is the message itself: a :class:`Call`, params typed. A second union
+with untyped ``params`` serves inputs that write union tags last (see
+:meth:`Plan.tags_last`): decoding to builtins and converting finds every
+tag with a dict look-up instead of scanning each tagged object twice.
+
+The envelope Structs accept only what needs no dialect rule, so that
+nothing is checked around the msgspec call: ``jsonrpc`` is ``"2.0"``
+(required if the dialect requires it), ``id`` a string or an integer, or
+absent (a notification), and ``params`` present and not ``null`` (the
+envelope of a method whose type accepts ``null`` refuses it in
+``__post_init__``).
 
 The plan never answers errors: whatever it cannot decode, for any reason,
-makes it return ``None`` and the codec's two-pass path decides, so error
-answers are those of the two-pass path, byte for byte.
+raises, and the codec's two-pass path decides, so error answers are those
+of the two-pass path, byte for byte.
 """
 
 from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, NamedTuple, Protocol, Union
+from collections.abc import Callable, Collection, Iterable
+from typing import Any, ClassVar, Literal, NamedTuple, Protocol
 
 import msgspec
 from msgspec import UNSET, UnsetType
 from msgspec import inspect as mi
 
-__all__ = ["BIG", "HEAD", "DecHook", "DecodedParams", "ParamsSpec", "ParamsTable", "Plan"]
+__all__ = ["BIG", "HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan", "answer_decoder"]
 
 DecHook = Callable[[type, Any], Any]
 """A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
@@ -35,7 +42,10 @@ BIG = 3072
 """Below this many bytes the typed pass wins even when tags come last."""
 HEAD = 256
 """A call's ``"method"`` key is looked for in this many leading bytes."""
+_TAIL = 64
+"""The last bytes :meth:`Plan.tags_last` looks at."""
 _CLOSERS = b"}] \t\r\n"
+_NULL = msgspec.Raw(b"null")
 
 
 class ParamsSpec(NamedTuple):
@@ -49,8 +59,7 @@ class ParamsSpec(NamedTuple):
             decoding into ``type``. The table promises that whatever msgspec
             decodes into ``type`` with ``dec_hook`` is exactly what ``decode``
             returns for the same input (``decode`` only differs on input the
-            strict decoder rejects). It is also the identity the codec checks
-            before handing out params decoded in the first pass.
+            strict decoder rejects).
     """
 
     method: str
@@ -70,18 +79,25 @@ class ParamsTable(Protocol):
         ...
 
 
-class DecodedParams(msgspec.Struct, gc=False):
-    """Params decoded in the same pass as the envelope.
+class Call(msgspec.Struct, kw_only=True, gc=False):
+    """A request or notification whose params were decoded with its envelope.
 
-    It stands in ``Request.params`` / ``Notification.params``;
-    :meth:`~wireproto.jsonrpc.codec.Decoder.decode_params` returns
-    :attr:`value` when asked for the same type and decoder as :attr:`spec`,
-    and decodes the params again from :attr:`data` otherwise.
+    What :meth:`~wireproto.jsonrpc.codec.Decoder.decode` returns for a call
+    its table's one pass accepted (one subclass per method and table shape):
+    ``params`` already has the type the table declared for :attr:`method`
+    when the message was decoded, and needs no
+    :meth:`~wireproto.jsonrpc.codec.Decoder.decode_params`.
+
+    Attributes:
+        id: the request id; ``UNSET`` for a notification (never ``None``:
+            a ``null`` id takes two passes and the dialect's rule).
+        params: the decoded params (never absent, never ``null``).
+        method: the method name (a class attribute).
     """
 
-    value: Any
-    spec: ParamsSpec
-    data: bytes
+    id: Any = UNSET  # (each subclass decodes ``int | str``, or UNSET when absent)
+    params: Any
+    method: ClassVar[str] = ""
 
 
 _NO_ROUTE = "\x00"  # a second union member: a lone tagged Struct accepts a missing tag
@@ -112,19 +128,79 @@ def _walk(t: mi.Type, seen: set[Any]) -> Iterable[mi.Type]:
                 yield from _walk(inner, seen)
 
 
-def _envelope(name: str, method: str, params: Any, index: int) -> type[msgspec.Struct]:
-    """An envelope Struct for one method; its class attribute ``index`` says which."""
-    return msgspec.defstruct(
-        name,
+def _refuse_null(self: Call) -> None:
+    """``__post_init__`` of the envelopes whose params type accepts ``null``."""
+    params = self.params
+    if params is None or (type(params) is msgspec.Raw and params == _NULL):
+        raise ValueError("null params take two passes")
+
+
+def _refuse(self: Any) -> None:
+    """``__post_init__`` of the sentinel envelope: never a message."""
+    raise ValueError("no such method")
+
+
+class _Never(msgspec.Struct, gc=False):
+    """A member type no JSON value decodes into: the member's presence fails the pass."""
+
+    def __post_init__(self) -> None:
+        raise ValueError("not accepted in one pass")
+
+
+@functools.cache
+def answer_decoder(base: type[Any], require_jsonrpc: bool) -> msgspec.json.Decoder[Any]:
+    """A decoder of success responses into a subclass of ``base`` (one per argument pair).
+
+    ``base`` has the fields ``id``, ``result`` and ``error`` (``None``). Only
+    what needs no dialect rule is accepted: ``"jsonrpc": "2.0"`` (required
+    if the dialect requires it), a string or integer ``id``, ``result``
+    present (kept raw), and neither ``error`` nor ``method``.
+    """
+    jsonrpc: Any = (
+        ("jsonrpc", Literal["2.0"])
+        if require_jsonrpc
+        else ("jsonrpc", Literal["2.0"] | UnsetType, UNSET)
+    )
+    answer = msgspec.defstruct(
+        f"One{base.__name__}",
         [
-            ("jsonrpc", Literal["2.0"] | UnsetType, UNSET),  # another value: two passes
-            ("id", int | str | UnsetType | None, UNSET),
-            ("params", params, UNSET),
+            jsonrpc,
+            ("id", int | str),
+            ("result", msgspec.Raw),
+            ("error", _Never | UnsetType, None),  # (a default is not validated)
+            ("method", _Never | UnsetType, UNSET),
         ],
+        bases=(base,),
+        kw_only=True,
+        gc=False,
+    )
+    return msgspec.json.Decoder(answer)
+
+
+def _admits_null(spec: ParamsSpec, hook: DecHook | None) -> bool:
+    try:
+        msgspec.json.Decoder(spec.type, dec_hook=hook).decode(b"null")
+    except Exception:  # (whatever msgspec or the hook raise: null is refused)
+        return False
+    return True
+
+
+def _envelope(
+    name: str, method: str, params: Any, index: int, jsonrpc: Any, nullable: bool
+) -> type[Call]:
+    """An envelope Struct for one method; its class attribute ``index`` says which."""
+    namespace: dict[str, Any] = {"index": index, "method": method}
+    if nullable:
+        namespace["__post_init__"] = _refuse_null
+    return msgspec.defstruct(  # type: ignore[return-value]
+        name,
+        [jsonrpc, ("id", int | str | UnsetType, UNSET), ("params", params)],
+        bases=(Call,),
         tag_field="method",
         tag=method,
-        namespace={"index": index},
-        gc=False,  # short-lived, and no cycle can pass through it
+        namespace=namespace,
+        kw_only=True,
+        gc=False,  # no cycle can pass through it
     )
 
 
@@ -141,24 +217,28 @@ class _Shape:
     per-table part (which :class:`ParamsSpec` each method has) stays in the
     :class:`Plan`. ``chosen`` holds the positions, in the table's list of
     specs, of the methods the union serves; an envelope's ``index`` is its
-    position in ``chosen`` (the ``_NoRoute`` envelope's is ``len(chosen)``).
+    position in ``chosen``.
     """
 
-    def __init__(self, specs: list[ParamsSpec]) -> None:
+    def __init__(self, specs: list[ParamsSpec], require_jsonrpc: bool) -> None:
         chosen, hook = _choose(specs)
         self.hook = hook
         self.chosen = tuple(position for position, _ in chosen)
+        jsonrpc: Any = (
+            ("jsonrpc", Literal["2.0"])
+            if require_jsonrpc
+            else ("jsonrpc", Literal["2.0"] | UnsetType, UNSET)
+        )
         self.convertible: list[bool] = []
-        typed: list[Any] = []
+        typed: list[type[Call]] = []
         loose: list[Any] = []
         tag_members: set[bytes] = set()
         for index, (position, nodes) in enumerate(chosen):
             spec = specs[position]
             convertible = all(isinstance(n, _CONVERTIBLE) for n in nodes)
-            typed.append(
-                _envelope("_Call", spec.method, Union[spec.type, UnsetType], index)  # noqa: UP007
-            )
-            loose.append(_envelope("_LooseCall", spec.method, Any, index))
+            nullable = _admits_null(spec, hook)
+            typed.append(_envelope("Call", spec.method, spec.type, index, jsonrpc, nullable))
+            loose.append(_envelope("_LooseCall", spec.method, Any, index, jsonrpc, False))
             self.convertible.append(convertible)
             if convertible:
                 tag_members.update(
@@ -167,25 +247,28 @@ class _Shape:
                     if isinstance(n, mi.StructType) and n.tag_field is not None
                 )
         self.classes = tuple(typed)
-        stop = _envelope("_NoRoute", _NO_ROUTE, Any, len(chosen))
+        stop = msgspec.defstruct(
+            "_NoRoute", [], bases=(Call,), tag_field="method", tag=_NO_ROUTE,
+            namespace={"__post_init__": _refuse}, kw_only=True, gc=False,
+        )
         self.typed = msgspec.json.Decoder(_union([*typed, stop]), dec_hook=hook)
         self.loose = msgspec.json.Decoder(_union([*loose, stop]))
-        self.tag_members = tuple(sorted(tag_members))
+        self.tag_members = frozenset(tag_members)
 
 
 _SHAPES: dict[Any, _Shape] = {}
 _MAX_SHAPES = 64  # distinct tables kept; the oldest is dropped beyond
 
 
-def _shape(specs: list[ParamsSpec]) -> _Shape:
+def _shape(specs: list[ParamsSpec], require_jsonrpc: bool) -> _Shape:
     """The shape for ``specs``: shared when an equal table built one before."""
     try:
-        key: Any = tuple((s.method, s.type, s.dec_hook) for s in specs)
+        key: Any = (require_jsonrpc, *((s.method, s.type, s.dec_hook) for s in specs))
         shape = _SHAPES.get(key)
     except TypeError:  # an unhashable type annotation: not shared
-        return _Shape(specs)
+        return _Shape(specs, require_jsonrpc)
     if shape is None:
-        shape = _SHAPES[key] = _Shape(specs)
+        shape = _SHAPES[key] = _Shape(specs, require_jsonrpc)
         if len(_SHAPES) > _MAX_SHAPES:
             del _SHAPES[next(iter(_SHAPES))]
     return shape
@@ -194,33 +277,39 @@ def _shape(specs: list[ParamsSpec]) -> _Shape:
 class Plan:
     """The one-pass decoders of one revision of a :class:`ParamsTable`.
 
+    Args:
+        specs: the table's one-pass methods.
+        require_jsonrpc: whether ``"jsonrpc"`` must be present (the dialect's rule).
+        two_pass: methods left out (always decoded in two passes).
+
     Attributes:
-        typed: decodes a call of a known method with its params typed into
-            an envelope Struct whose ``index`` points into :attr:`by_index`
-            (the :class:`ParamsSpec` of its method; ``None``: no such method).
-        by_index: envelope ``index`` -> :class:`ParamsSpec`, or ``None``.
+        typed: decodes a call of a known method, params typed, into a
+            :class:`Call`; raises for anything else.
         typed_decode: ``typed.decode``, bound once (the hot path).
     """
 
-    def __init__(self, specs: Iterable[ParamsSpec]) -> None:
-        listed = list(specs)
-        shape = self._shape = _shape(listed)
+    def __init__(
+        self,
+        specs: Iterable[ParamsSpec],
+        require_jsonrpc: bool = True,
+        two_pass: Collection[str] = (),
+    ) -> None:
+        listed = [s for s in specs if s.method not in two_pass]
+        shape = self._shape = _shape(listed, require_jsonrpc)
         self.hook = shape.hook
-        self.by_index: tuple[ParamsSpec | None, ...] = (
-            *(listed[position] for position in shape.chosen), None
-        )
+        self.by_index = tuple(listed[position] for position in shape.chosen)
         self.typed = shape.typed
         self.typed_decode = shape.typed.decode
 
     @property
     def specs(self) -> dict[type, ParamsSpec]:
         """Envelope class -> the :class:`ParamsSpec` of its method."""
-        return dict(zip(self._shape.classes, self.by_index, strict=False))
+        return dict(zip(self._shape.classes, self.by_index, strict=True))
 
     def __bool__(self) -> bool:
         return bool(self._shape.chosen)
 
-    def tags_last(self, data: bytes) -> bool:
+    def tags_last(self, data: bytes | bytearray) -> bool:
         """Whether ``data`` writes union tags after their payload.
 
         Serializers that order members alphabetically or by declaration in a
@@ -228,33 +317,33 @@ class Plan:
         msgspec tagged union must then skip the whole object to find the tag
         and scan it again to decode it. The cheap sign of that order: compact
         JSON that ends with a tag member (``"type":"text"``) and the closing
-        brackets, i.e. whose last tagged object has its tag last.
+        brackets, i.e. whose last tagged object has its tag last. (Only a
+        speed choice: either way the decoded values are the same.)
         """
-        return data.rstrip(_CLOSERS).endswith(self._shape.tag_members)
+        tail = data[-_TAIL:].rstrip(_CLOSERS)
+        return tail[tail.rfind(b",") + 1 :] in self._shape.tag_members
 
-    def decode_loose(self, data: bytes) -> tuple[Any, ParamsSpec, Any] | None:
+    def decode_loose(self, data: bytes | bytearray) -> Call:
         """Decode a call to builtins, then convert its params (for tags-last input).
 
-        Returns:
-            ``(envelope, spec, params)``, or ``None`` for an unknown method.
+        Returns the same :class:`Call` as :attr:`typed` would.
 
         Raises:
             Exception: whatever msgspec or the ``dec_hook`` raise.
         """
         shape = self._shape
         env = shape.loose.decode(data)
-        spec = self.by_index[env.index]
-        if spec is None:
-            return None
-        params = env.params
-        if params is UNSET or params is None:
-            return env, spec, params
-        if not shape.convertible[env.index]:
-            env = shape.typed.decode(data)
-            return env, spec, env.params
+        index = env.index
+        if not shape.convertible[index]:
+            typed: Call = shape.typed.decode(data)
+            return typed
+        spec = self.by_index[index]
         if self.hook is None:
-            return env, spec, msgspec.convert(params, spec.type)
-        return env, spec, msgspec.convert(params, spec.type, dec_hook=self.hook)
+            params = msgspec.convert(env.params, spec.type)
+        else:
+            params = msgspec.convert(env.params, spec.type, dec_hook=self.hook)
+        call: Call = shape.classes[index](jsonrpc=env.jsonrpc, id=env.id, params=params)
+        return call
 
 
 def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[int, list[mi.Type]]], Any]:

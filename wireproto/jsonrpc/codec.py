@@ -20,18 +20,22 @@ A decoder given a :class:`ParamsTable` (a
 :class:`~wireproto.rpc.router.Router`) first tries **one pass** for calls:
 a msgspec union of per-method envelope Structs tagged by ``method``, with
 ``params`` typed as the table says, rebuilt whenever the table's
-``revision`` changes. For input that writes union tags last (pydantic's
+``revision`` changes. The result of that one msgspec call is the message:
+a :class:`Call` whose ``params`` need no second pass. The envelope types
+accept only what needs no dialect rule (``"jsonrpc": "2.0"``, a string or
+integer id or none, params present and not ``null``), so nothing is
+checked around the call. For input that writes union tags last (pydantic's
 order) and is large, the union with untyped ``params`` plus
 :func:`msgspec.convert` is used instead: same values, one scan instead of
-two per tagged object. A call decoded this way carries a
-:class:`DecodedParams` in ``params``; :meth:`Decoder.decode_params` hands
-its value out only when asked for the very type and decoder it was decoded
-for (the route may have changed since), and decodes the raw params again
-otherwise. Whatever the one pass does not accept (unknown method, invalid
-params, ``"params": null``, a bad envelope) is decoded in two passes, so
-error answers are exactly those of the two-pass path; a message with no
-``"method"`` key among its first bytes (a response) goes there directly,
-since the union would have to scan all of it to find no tag.
+two per tagged object. Whatever the one pass does not accept (unknown
+method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
+envelope) is decoded in two passes, so error answers are exactly those of
+the two-pass path; a message with no ``"method"`` key among its first
+bytes is not given to the union (which would scan all of it to find no
+tag) but to one msgspec call for a success response, which accepts only
+what needs no dialect rule and keeps ``result`` raw. The params of a
+:class:`Call` are those of the table at decoding time: a peer looks its
+route up at once.
 
 Every malformed input maps to exactly one error answer (or a logged drop), as
 the dialect says. Unknown members are ignored. Encoding reuses one buffer and
@@ -43,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar, cast
 
 import msgspec
@@ -55,11 +59,12 @@ from wireproto.jsonrpc._nesting import scan
 from wireproto.jsonrpc._onepass import (
     BIG,
     HEAD,
+    Call,
     DecHook,
-    DecodedParams,
     ParamsSpec,
     ParamsTable,
     Plan,
+    answer_decoder,
 )
 from wireproto.jsonrpc.messages import (
     Error,
@@ -77,8 +82,8 @@ __all__ = [
     "MCP_DIALECT",
     "TOO_DEEP",
     "WIRE_DIALECT",
+    "Call",
     "DecHook",
-    "DecodedParams",
     "Decoder",
     "Dialect",
     "Encoder",
@@ -217,10 +222,11 @@ class IncomingResponse(msgspec.Struct):
     error: Error | None = None
 
 
-Incoming = Request | Notification | IncomingResponse
-"""What :meth:`Decoder.decode` returns. Request/Notification params are raw
-(:class:`msgspec.Raw` or ``UNSET``) or, from a decoder with a table,
-:class:`DecodedParams`."""
+Incoming = Call | Request | Notification | IncomingResponse
+"""What :meth:`Decoder.decode` returns. :class:`Request` / :class:`Notification`
+params are raw (:class:`msgspec.Raw` or ``UNSET``); a :class:`Call` (only from
+a decoder with a table) has them decoded, and is a notification when its
+``id`` is ``UNSET``."""
 
 _EMPTY_OBJECT = msgspec.Raw(b"{}")
 _ANSWERS = ("result", "error")
@@ -269,6 +275,15 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
     return None
 
 
+class _NoTable:
+    """The table of a decoder given none: never changes, no one-pass methods."""
+
+    revision = 0
+
+    def params_specs(self) -> list[ParamsSpec]:
+        return []
+
+
 class Decoder:
     """Decode inbound messages under one :class:`Dialect`.
 
@@ -278,36 +293,70 @@ class Decoder:
         dialect: the protocol's envelope rules and error texts.
         table: the method table (a :class:`~wireproto.rpc.router.Router`)
             whose calls are decoded in one pass; ``None``: always two passes.
+        two_pass: methods always decoded in two passes whatever the table
+            says (e.g. a peer's cancel notification, which it reads as
+            plain JSON).
     """
 
-    def __init__(self, dialect: Dialect, table: ParamsTable | None = None) -> None:
+    def __init__(
+        self,
+        dialect: Dialect,
+        table: ParamsTable | None = None,
+        *,
+        two_pass: Collection[str] = (),
+    ) -> None:
         self.dialect = dialect
-        self.table = table
         self._envelope = msgspec.json.Decoder(_Envelope)
         self._error = msgspec.json.Decoder(Error)
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
+        self._two_pass_methods = frozenset(two_pass)
+        self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
+        self.table = table
+
+    @property
+    def table(self) -> ParamsTable | None:
+        """The method table whose calls are decoded in one pass (``None``: none)."""
+        return None if isinstance(self._table, _NoTable) else self._table
+
+    @table.setter
+    def table(self, table: ParamsTable | None) -> None:
+        self._table: ParamsTable = _NoTable() if table is None else table
         self._plan: Plan | None = None
-        self._revision: int | None = None
+        self._revision: int | None = None  # (never a revision: the next decode builds)
 
     def decode(self, data: bytes | bytearray | memoryview) -> Incoming:
         """Decode and classify one message.
 
         Returns:
-            a :class:`Request` or :class:`Notification` whose ``params`` is a
-            :class:`msgspec.Raw` (``UNSET`` when absent) or, for a call the
-            table's one pass accepted, :class:`DecodedParams`; or an
-            :class:`IncomingResponse`.
+            a :class:`Call` (params decoded: a call the table's one pass
+            accepted), a :class:`Request` or :class:`Notification` whose
+            ``params`` is a :class:`msgspec.Raw` (``UNSET`` when absent), or
+            an :class:`IncomingResponse`.
 
         Raises:
             InvalidMessage: the message cannot be accepted; the exception
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
+        plan = self._plan if self._revision == self._table.revision else self._rebuild()
+        if plan is not None:
+            try:
+                # `{"jsonrpc":"2.0","method"...`: a notification in the usual
+                # member order. Otherwise the method key must come early; with
+                # none there, a success response is tried (the union would
+                # scan it all to find no tag).
+                # (109 is "m"; a memoryview has no find(): two passes)
+                if data[18] == 109 or data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
+                    if len(data) < BIG or not plan.tags_last(data):  # type: ignore[arg-type]
+                        return plan.typed_decode(data)  # type: ignore[no-any-return]
+                    return plan.decode_loose(data)  # type: ignore[arg-type]
+                return self._answer(data)  # type: ignore[no-any-return]
+            except Exception:  # anything: the two-pass path answers it
+                pass
+        return self._two_pass(data)
+
+    def _two_pass(self, data: bytes | bytearray | memoryview) -> Incoming:
         try:
-            if self.table is not None and FAST_PATHS and type(data) is bytes:
-                fast = self._one_pass(data)
-                if fast is not None:
-                    return fast
             d = self.dialect
             try:
                 env = self._envelope.decode(data)
@@ -372,57 +421,17 @@ class Decoder:
             reply=not found.members or found.id is not None or d.answer_idless,
         )
 
-    def _one_pass(self, data: bytes) -> Request | Notification | None:
-        """A call decoded in one pass, or ``None`` to decode it in two."""
-        plan = self._plan
-        if self._revision != self.table.revision:  # type: ignore[union-attr]
-            plan = self._rebuild()
-        if plan is None:
-            return None
-        # `{"jsonrpc":"2.0","method"...`: a notification in the usual member
-        # order. Otherwise the method key must come early: a response (or an
-        # odd member order) is left to two passes, the union would scan it all.
-        if data[18:19] != b"m" and data.find(b'"method"', 0, HEAD) < 0:
-            return None
-        try:
-            if len(data) < BIG or not plan.tags_last(data):
-                env = plan.typed_decode(data)
-                spec = plan.by_index[env.index]
-                if spec is None:
-                    return None
-                params = env.params
-            else:
-                got = plan.decode_loose(data)
-                if got is None:
-                    return None
-                env, spec, params = got
-        except Exception:  # anything: the two-pass path answers it
-            return None
-        d = self.dialect
-        if (
-            params is None
-            or (env.jsonrpc is UNSET and d.require_jsonrpc)
-            or (type(params) is msgspec.Raw and params == _NULL)  # (raw params)
-        ):
-            return None  # ("params": null has its dialect rule, in two passes)
-        if params is not UNSET:
-            params = DecodedParams(params, spec, data)
-        id = env.id
-        if id is UNSET or (id is None and d.null_id_is_notification):
-            return Notification(method=spec.method, params=params)
-        if id is None and d.reject_null_id:
-            return None
-        return Request(id=id, method=spec.method, params=params)
-
     def _rebuild(self) -> Plan | None:
-        table = self.table
-        assert table is not None
+        table = self._table
         self._revision = table.revision  # (first: a change while building rebuilds again)
-        try:
-            plan: Plan | None = Plan(table.params_specs())
-        except Exception:  # a type msgspec rejects: never fatal, two passes answer it
-            log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
-            plan = None
+        plan: Plan | None = None
+        if FAST_PATHS:
+            try:
+                plan = Plan(
+                    table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
+                )
+            except Exception:  # a type msgspec rejects: never fatal, two passes answer it
+                log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
         self._plan = plan if plan else None
         return self._plan
 
@@ -483,20 +492,13 @@ class Decoder:
         is satisfied and a required field is reported by name). ``decode``, a
         custom decoder, replaces the msgspec decoder for ``type_``; its
         :class:`msgspec.ValidationError` is converted like msgspec's own.
-        :class:`DecodedParams` decoded for this very ``type_`` and ``decode``
-        are returned as they are; for anything else they are decoded again.
+        (The params of a :class:`Call` are decoded already: they never come here.)
 
         Raises:
             InvalidMessage: ``-32602`` with ``data: {"path", "reason"}``, or
                 ``-32700`` when the params hold invalid UTF-8 (and the
                 dialect does not replace it).
         """
-        if type(params) is DecodedParams:
-            spec = params.spec
-            if spec.type is type_ and spec.decode is decode:
-                value: T = params.value  # (no cast(): a function call on the hot path)
-                return value
-            params = self._envelope.decode(params.data).params or UNSET
         raw = _EMPTY_OBJECT if params is UNSET else cast(msgspec.Raw, params)
         try:
             if decode is not None:

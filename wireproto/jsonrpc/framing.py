@@ -6,7 +6,10 @@ Theory of operation
 examined once however the stream is chunked (linear time). :meth:`feed`
 appends bytes; :meth:`next_message` returns the next complete line without
 its terminator (``\\r\\n`` tolerated), skips blank lines, and returns
-``None`` when more input is needed.
+``None`` when more input is needed. When every complete line buffered is
+plain (no ``\\r``, no blank line, none over the limit: the usual case),
+they are split off in one go and handed out one by one from a queue, so a
+read that brings many small messages costs one split, not a search per line.
 
 A line longer than ``max_bytes`` is never buffered whole: the framer drops
 what it holds, discards input up to the next ``\\n``, and reports the overflow
@@ -16,6 +19,8 @@ connection stays usable.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 from wireproto.errors import MessageTooLarge
 
@@ -44,14 +49,15 @@ class LineFramer:
             raise ValueError("max_bytes must be positive")
         self.max_bytes = max_bytes
         self._buf = bytearray()
+        self._ready: deque[bytes] = deque()  # whole plain lines split off _buf, in order
         self._scan = 0  # bytes of _buf known to hold no newline
         self._discarding = False  # inside an oversized line
         self._overflows = 0  # oversized lines not yet reported
 
     @property
     def buffered(self) -> int:
-        """Bytes held while waiting for the end of a line."""
-        return len(self._buf)
+        """Bytes held: lines not handed out yet, and the start of the next one."""
+        return len(self._buf) + sum(len(line) + 1 for line in self._ready)
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes."""
@@ -91,11 +97,16 @@ class LineFramer:
             MessageTooLarge: an oversized line was discarded (reported once
                 per line; call again to continue).
         """
+        ready = self._ready
+        if ready:
+            return ready.popleft()
         while True:
             if self._overflows:
                 self._overflows -= 1
                 raise MessageTooLarge(self.max_bytes)
             buf = self._buf
+            if self._split():
+                return ready.popleft()
             nl = buf.find(b"\n", self._scan)
             if nl < 0:
                 if len(buf) > self.max_bytes + 2:
@@ -115,6 +126,24 @@ class LineFramer:
             if not line or (line[0] in _BLANK and not line.strip(b" \t\r")):
                 continue
             return line
+
+    def _split(self) -> bool:
+        """Queue every complete line at once if all are plain; return whether any was."""
+        buf = self._buf
+        end = buf.rfind(b"\n", self._scan)
+        if end <= 0 or end > self.max_bytes:
+            return False
+        with memoryview(buf) as view:
+            chunk = bytes(view[:end])
+        lines = chunk.split(b"\n")
+        # a blank line or one starting with a blank (the smallest line shows
+        # it), or a CR anywhere: line by line instead
+        if min(lines)[:1] <= b" " or b"\r" in chunk:
+            return False
+        del buf[: end + 1]
+        self._scan = 0
+        self._ready.extend(lines)
+        return True
 
     def messages(self) -> list[bytes]:
         """Return every complete message buffered so far (overflows skipped).

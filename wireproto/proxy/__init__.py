@@ -3,6 +3,8 @@
 * :func:`relay_messages`: the transparent relay between a client and an agent of the
   same protocol, with observers seeing every message (:class:`RelayedMessage`);
   :class:`TraceWriter` is the observer writing the ``--trace`` format.
+  :func:`relay_pipes` is the same relay between stdio and a child's pipes,
+  pumped by worker threads (what ``wireproto proxy --trace`` runs on stdio).
 * :class:`WireBackedAgent` / :class:`AcpBackedAgent`: neutral agents that
   forward every call to a Wire / ACP agent process; serve them with any
   adapter inside ``async with agent.running():``.
@@ -17,6 +19,7 @@ from wireproto._lazy import attach
 
 if TYPE_CHECKING:
     from .acpback import AcpBackedAgent
+    from .pipes import relay_pipes
     from .probe import ProbeError, probe_protocol
     from .relay import Direction, Observer, RelayedMessage, relay_messages
     from .trace import TraceWriter
@@ -32,6 +35,7 @@ __all__ = [
     "WireBackedAgent",
     "probe_protocol",
     "relay_messages",
+    "relay_pipes",
 ]
 
 __getattr__, __dir__ = attach(__name__, {
@@ -42,6 +46,7 @@ __getattr__, __dir__ = attach(__name__, {
     "Observer": ".relay",
     "RelayedMessage": ".relay",
     "relay_messages": ".relay",
+    "relay_pipes": ".pipes",
     "TraceWriter": ".trace",
     "WireBackedAgent": ".wireback",
 })

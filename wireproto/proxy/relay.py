@@ -12,20 +12,28 @@ read it from its side.
 Observers are plain callables run inline by the pumping task, so they see
 messages in order and must not block: record, count, or hand the message on
 (for example ``send_nowait`` into a bounded memory stream that a slower
-consumer reads). An observer that raises is logged once and then skipped;
-the traffic goes on. :class:`~wireproto.cli.trace.TraceWriter` is an
-observer writing the ``--trace`` JSON Lines format.
+consumer reads). An observer may take batches of messages instead (a
+``batch`` method, see :data:`Observer`): here a batch is what one read of a
+framed stream brought (:meth:`~wireproto.transports._framed.FramedStream.receive_nowait`),
+else one message. An observer that raises is logged once and then skipped; the
+traffic goes on. :class:`~wireproto.proxy.trace.TraceWriter` is an observer
+writing the ``--trace`` JSON Lines format.
 
-Ending: when the client's side ends, the agent's input is closed
-(``send_eof``) and the agent's remaining output is still delivered until the
-agent ends; when the agent's side ends the relay returns. A message larger
-than the transport's limit is dropped with a warning, like the bridge does.
+Ending: when the client's side ends (or ``stop`` is set), the agent's input
+is closed (``send_eof``) and the agent's remaining output is still delivered
+until the agent ends; when the agent's side ends the relay returns. A
+message larger than the transport's limit is dropped with a warning, like
+the bridge does.
+
+Between a stdio and a subprocess stream, :func:`~wireproto.proxy.pipes.relay_pipes`
+is the same relay pumped by worker threads, for a fraction of the CPU.
 """
 
 from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -69,49 +77,87 @@ class RelayedMessage(msgspec.Struct, frozen=True):
 
 
 Observer = Callable[[RelayedMessage], None]
-"""Sees each message before it is forwarded; runs inline and must not block."""
+"""Sees each message before it is forwarded; runs inline and must not block.
+
+An observer may instead take whole batches: if it has a
+``batch(direction, messages, time)`` method, the relay calls that once for
+the messages (a list of ``bytes``) read together at ``time``, in place of one
+call per message, before it forwards them (how a
+:class:`~wireproto.proxy.trace.TraceWriter` writes a batch's lines at once)."""
 
 
-class _Observers:
-    """Call each observer; one that raises is logged once and dropped."""
+class Observers:
+    """Show messages to each observer, one batch at a time (calls serialized by a
+    lock: the pumps of both directions share one); an observer that raises is
+    logged once and dropped."""
 
     def __init__(self, observers: Sequence[Observer]) -> None:
-        self.live = list(observers)
+        self.live: list[Observer] = []
+        self._calls: list[tuple[Observer, Callable[[Direction, list[bytes], float], object]
+                                | None]] = []
+        self._lock = threading.Lock()
+        self._keep(list(observers))
 
-    def __call__(self, message: RelayedMessage) -> None:
-        for observer in list(self.live):
-            try:
-                observer(message)
-            except Exception:
-                log.exception("relay: observer %r failed; it sees no further messages",
-                              observer)
-                self.live.remove(observer)
+    def _keep(self, observers: list[Observer]) -> None:
+        self.live = observers
+        self._calls = [(o, getattr(o, "batch", None)) for o in observers]
+
+    def show(self, direction: Direction, messages: list[bytes]) -> None:
+        """Show ``messages``, read together just now, to every live observer."""
+        with self._lock:
+            now = time.monotonic()
+            for observer, batch in self._calls:
+                try:
+                    if batch is not None:
+                        batch(direction, messages, now)
+                    else:
+                        for data in messages:
+                            observer(RelayedMessage(direction, data, now))
+                except Exception:
+                    log.exception("relay: observer %r failed; it sees no further messages",
+                                  observer)
+                    self._keep([o for o in self.live if o is not observer])
 
 
 async def _pump(
     source: anyio.abc.ObjectStream[bytes],
     sink: anyio.abc.ObjectStream[bytes],
     direction: Direction,
-    observe: _Observers,
+    observe: Observers,
 ) -> None:
+    to = "agent" if direction is Direction.TO_AGENT else "client"
+    take = getattr(source, "receive_nowait", None)  # what the same read brought, if known
     try_send = getattr(sink, "try_send", None)  # a direct write, when the sink has one
+    send_many = getattr(sink, "send_many", None)  # several messages in few writes
     while True:
         try:
-            data = await source.receive()
+            batch = [await source.receive()]
         except MessageTooLarge as exc:
-            log.warning("relay: message to the %s dropped: %s",
-                        "agent" if direction is Direction.TO_AGENT else "client", exc)
+            log.warning("relay: message to the %s dropped: %s", to, exc)
             continue
         except _ENDED:
             return
+        while take is not None:
+            try:
+                batch.append(take())
+            except anyio.WouldBlock:
+                break
+            except MessageTooLarge as exc:
+                log.warning("relay: message to the %s dropped: %s", to, exc)
         if observe.live:
-            observe(RelayedMessage(direction, data, time.monotonic()))
+            observe.show(direction, batch)
         try:
-            if try_send is not None and try_send(data):
-                if getattr(sink, "needs_flush", False):  # part of it is still unwritten
-                    await getattr(sink, "send_many")(())  # noqa: B009 (not on every stream)
+            if len(batch) > 1:
+                if send_many is not None:
+                    await send_many(batch)
+                else:
+                    for data in batch:
+                        await sink.send(data)
+            elif try_send is not None and try_send(batch[0]):
+                if send_many is not None and getattr(sink, "needs_flush", False):
+                    await send_many(())  # part of it is still unwritten: write the rest
             else:
-                await sink.send(data)
+                await sink.send(batch[0])
         except _ENDED:
             return
 
@@ -120,6 +166,8 @@ async def relay_messages(
     client: anyio.abc.ObjectStream[bytes],
     agent: anyio.abc.ObjectStream[bytes],
     observers: Sequence[Observer] = (),
+    *,
+    stop: anyio.Event | None = None,
 ) -> None:
     """Relay messages between ``client`` and ``agent`` until the agent's side ends.
 
@@ -127,16 +175,20 @@ async def relay_messages(
         client: the front connection (the client talking to us).
         agent: the backend connection (the agent we forward to).
         observers: called with every message before it is forwarded.
+        stop: when set, the client's side is treated as ended.
 
     The client's end closes the agent's input (the agent may still answer
     what it has); the agent's end stops the relay. Neither stream is closed
     here: their owners close them.
     """
-    observe = _Observers(observers)
+    observe = Observers(observers)
     async with anyio.create_task_group() as tg:
 
         async def to_agent() -> None:
-            await _pump(client, agent, Direction.TO_AGENT, observe)
+            with anyio.CancelScope() as scope:
+                if stop is not None:
+                    tg.start_soon(_cancel_when_set, stop, scope)
+                await _pump(client, agent, Direction.TO_AGENT, observe)
             try:
                 await agent.send_eof()
             except _ENDED:
@@ -150,3 +202,8 @@ async def relay_messages(
 
         tg.start_soon(to_agent)
         tg.start_soon(to_client)
+
+
+async def _cancel_when_set(event: anyio.Event, scope: anyio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()

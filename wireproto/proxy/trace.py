@@ -7,9 +7,10 @@ Each message is one line::
 ``t`` is seconds since the trace was opened; ``dir`` is ``send`` for what the
 client wrote and ``recv`` for what it read (a relay records the same
 directions as its client's own trace would); ``msg`` holds the message's
-bytes exactly as they went (a message that is not JSON is a string under
-``"text"`` instead). Each line is flushed as it is written, so a trace
-survives a crash.
+bytes exactly as they went (a message that is not JSON, or nests deeper than
+the decoder follows, is a string under ``"text"`` instead). Each line, or
+each batch of lines a relay read together, is flushed as it is written,
+before the messages are passed on, so a trace survives a crash.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from wireproto.proxy.relay import RelayedMessage
 __all__ = ["TraceWriter"]
 
 _encode = msgspec.json.Encoder().encode
+_check = msgspec.json.Decoder(msgspec.Raw).decode  # checks the syntax, builds nothing
 
 
 class TraceWriter:
@@ -31,7 +33,7 @@ class TraceWriter:
 
     Calling the writer with a :class:`~wireproto.proxy.relay.RelayedMessage`
     records it (``dir`` is the message's direction, ``t`` its relay time), so
-    it is a relay observer.
+    it is a relay observer; it takes a relay's batches too (:meth:`batch`).
     """
 
     def __init__(self, sink: BinaryIO) -> None:
@@ -43,14 +45,46 @@ class TraceWriter:
 
     def record(self, direction: str, message: bytes, at: float | None = None) -> None:
         """Write one trace line for ``message`` going in ``direction`` (read at ``at``)."""
-        body = message.rstrip(b"\r\n")
-        t = (time.monotonic() if at is None else at) - self._t0
-        head = b'{"t":%.6f,"dir":"%s",' % (t, direction.encode())
-        try:
-            msgspec.json.decode(body)
-        except (msgspec.DecodeError, RecursionError):  # (deep JSON is kept as text too)
-            line = head + b'"text":' + _encode(body.decode("utf-8", "replace")) + b"}\n"
-        else:
-            line = head + b'"msg":' + body + b"}\n"
-        self.sink.write(line)
+        self.sink.write(self._line(direction, message, time.monotonic() if at is None else at))
         self.sink.flush()
+
+    def batch(self, direction: str, messages: list[bytes], at: float) -> None:
+        """Write the lines of ``messages``, read together at ``at``, with one flush."""
+        t = b'{"t":%.6f' % (at - self._t0)
+        as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        parts: list[bytes] = []
+        for message in messages:
+            body = message.rstrip(b"\r\n")
+            parts += (t, as_msg, body, b"}\n") if _is_json(body) else \
+                (t, as_text, _encode(body.decode("utf-8", "replace")), b"}\n")
+        self.sink.write(b"".join(parts))
+        self.sink.flush()
+
+    def _line(self, direction: str, message: bytes, at: float) -> bytes:
+        body = message.rstrip(b"\r\n")
+        as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        if _is_json(body):
+            return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_msg, body)
+        text = _encode(body.decode("utf-8", "replace"))
+        return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_text, text)
+
+
+def _is_json(body: bytes) -> bool:
+    """Whether ``body`` is one JSON value the decoder follows, its strings valid UTF-8."""
+    try:
+        _check(body)  # the syntax; it skips over the contents of strings:
+        if not body.isascii():
+            body.decode()  # so they must be valid UTF-8 too
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return False
+    return True
+
+
+def _heads(direction: str) -> tuple[bytes, bytes]:
+    """What follows ``t`` in a line going in ``direction``, before a JSON message and
+    before a text."""
+    part = b',"dir":' + _encode(direction)
+    return part + b',"msg":', part + b',"text":'
+
+
+_HEADS = {direction: _heads(direction) for direction in ("send", "recv")}

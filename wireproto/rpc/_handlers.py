@@ -2,23 +2,35 @@
 
 Theory of operation
 -------------------
-The peer's reader hands every inbound request to :meth:`HandlerPool.admit`,
-which never waits for a handler:
+The peer's reader hands every inbound request to :meth:`HandlerPool.try_admit`
+(or :meth:`HandlerPool.admit`), which never waits for a handler:
 
 =================================  ==========================================
 no route, or a notification route  answered ``-32601`` at once
-under ``max_concurrency`` running  handled now (by a parked handler task when
-                                   one is idle: cheaper than a new task)
-room in the backlog                queued; the next free handler task takes
-                                   the oldest one
+fewer than ``max_concurrency``     queued, and a handler task called for
+plus ``backlog`` admitted          (a parked one when there is one: cheaper
+                                   than a new task) unless one is already
+                                   on its way or ``max_concurrency`` are busy
 otherwise                          answered ``overload_code`` at once
 =================================  ==========================================
+
+A handler task takes the oldest queued request, runs it, answers it and takes
+the next one, parking only when the queue is empty. Most handlers finish
+without waiting, so one task usually serves a whole burst of requests
+without a task switch per request. So that a handler that *does* wait holds
+up nobody, a task that starts a request while others are queued first calls
+one more task (when fewer than ``max_concurrency`` are busy and none is on
+its way): requests start in arrival order, each at most one event-loop
+iteration after the one before it started waiting. At most
+``max_concurrency`` requests are handled at once; the rest wait in the queue
+(the backlog, :attr:`HandlerPool.waiting`).
 
 A handler does not start a request while the writer holds its byte budget
 (a peer that stops reading cannot make this side produce more than the
 requests already running). Each request runs in its handler task's cancel scope, registered by id
 while it runs so that an inbound cancellation (:meth:`HandlerPool.cancel`)
-can cancel it; a request still in the backlog is removed instead. A task
+can cancel it (or, when its route has a ``cancel`` callback, tell it so:
+the handler then ends by itself); a request still queued is removed instead. A task
 keeps its scope from one request to the next (entering a scope costs more
 than the rest of a cheap request) until a request is cancelled; it then
 answers that request outside the spent scope and goes on in a new one.
@@ -29,7 +41,7 @@ decode, ``-32603`` (details only in the log) for any other exception, or
 the dialect says a cancelled request is never answered, e.g. MCP).
 
 Closing (:meth:`HandlerPool.close`) cancels every running request and makes
-the requests of the backlog, and any admitted later, answer ``-32800``
+the queued requests, and any admitted later, answer ``-32800``
 without running (whatever the dialect: the peer did not cancel them). The
 answers are queued for the writer, which flushes them within the peer's
 budget.
@@ -38,6 +50,7 @@ budget.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -46,9 +59,9 @@ import anyio.abc
 from msgspec import UNSET
 
 from wireproto.errors import ConnectionClosed, InvalidMessage, RpcError
-from wireproto.jsonrpc.codec import Decoder, Dialect, Encoder
-from wireproto.jsonrpc.messages import ErrorCode, Id, Request
-from wireproto.rpc._waiter import Waiter
+from wireproto.jsonrpc.codec import Call, Decoder, Dialect, Encoder
+from wireproto.jsonrpc.messages import ErrorCode, Id, Request, Response
+from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc._writer import Item, Writer
 from wireproto.rpc.router import NO_REPLY, Reply, Route
 
@@ -57,18 +70,12 @@ __all__ = ["HandlerPool"]
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
 
-class _Idle:
-    """A handler task parked between requests, waiting to be handed the next one."""
-
-    __slots__ = ("event", "job")
-
-    def __init__(self, event: Waiter) -> None:
-        self.event = event
-        self.job: tuple[Request, Route] | None = None
+Job = tuple[Request | Call, Route]
+"""An admitted request and its route."""
 
 
 class HandlerPool:
-    """The handler tasks of one peer and the bounded backlog in front of them.
+    """The handler tasks of one peer and the bounded queue in front of them.
 
     Args:
         writer: where answers go.
@@ -100,11 +107,14 @@ class HandlerPool:
         self.name = name
         # request id -> its task's scope; a null or duplicate id gets a key of its own
         self._running: dict[Hashable, anyio.CancelScope] = {}
-        # (a list: an empty deque costs 760 bytes per connection, and most never queue)
-        self._backlog: list[tuple[Request, Route]] = []
-        self._active = 0  # handler tasks busy with a request (backlog included)
-        self._idle: list[_Idle] = []  # handler tasks waiting for the next request
-        self._spawned = 0  # handler tasks started (the first one does not park, see _next_job)
+        # request id -> its route's cancel callback and params (routes that have one)
+        self._told: dict[Hashable, tuple[Callable[[Any], None], Any]] = {}
+        self._queue: deque[Job] = deque()  # admitted, not started yet
+        self._busy = 0  # handler tasks holding a request
+        self._coming = False  # a task was called for and has not looked at the queue yet
+        self._idle: list[Waiter] = []  # the wake-ups of parked handler tasks
+        self._started = 0  # handler tasks started (the first one does not park: _serve)
+        self._cancels = 0  # scopes cancelled so far (none: no scope needs checking)
         self._quiet: anyio.Event | None = None  # set when no request is being handled
         self._closing = False
         self._tg: anyio.abc.TaskGroup | None = None
@@ -116,18 +126,35 @@ class HandlerPool:
 
     @property
     def running(self) -> int:
-        """Requests being handled."""
-        return self._active
+        """Requests being handled (or about to be: a task is on its way)."""
+        return min(self._busy + len(self._queue), self.max_concurrency)
 
     @property
     def waiting(self) -> int:
-        """Requests in the backlog."""
-        return len(self._backlog)
+        """Requests in the backlog (beyond ``max_concurrency``)."""
+        return self._busy + len(self._queue) - self.running
 
     # ------------------------------------------------------------ admission
 
-    async def admit(self, msg: Request, route: Route | None) -> None:
-        """Handle ``msg``, queue it, or answer it at once (see the table above)."""
+    def try_admit(self, msg: Request | Call, route: Route | None) -> bool:
+        """Queue ``msg`` for a handler task if it may run; ``False``: :meth:`admit` answers it."""
+        queue = self._queue
+        if (
+            route is None
+            or route.notification
+            or self._closing
+            or self._busy + len(queue) >= self.max_concurrency + self.backlog_size
+        ):
+            return False
+        queue.append((msg, route))
+        if not self._coming and self._busy < self.max_concurrency:
+            self._call_task()
+        return True
+
+    async def admit(self, msg: Request | Call, route: Route | None) -> None:
+        """Queue ``msg`` or answer it at once (see the table above)."""
+        if self.try_admit(msg, route):
+            return
         if route is None or route.notification:
             await self.reply_error(
                 msg.id, ErrorCode.METHOD_NOT_FOUND,
@@ -135,36 +162,41 @@ class HandlerPool:
             )
         elif self._closing:
             await self._reply_cancelled(msg.id, closing=True)
-        elif self._active < self.max_concurrency:
-            self._active += 1
-            if self._idle:  # reuse a parked handler task: far cheaper than a new one
-                idle = self._idle.pop()
-                idle.job = (msg, route)
-                idle.event.set()
-            else:
-                assert self._tg is not None
-                self._spawned += 1
-                self._tg.start_soon(self._serve, msg, route)
-        elif len(self._backlog) < self.backlog_size:
-            self._backlog.append((msg, route))
         else:
             log.warning("%s: overloaded, refusing %s", self.name, msg.method)
             await self.reply_error(msg.id, self.overload_code, "Server overloaded")
+
+    def _call_task(self) -> None:
+        """Wake a parked handler task, or start one, to serve the queue."""
+        self._coming = True
+        if self._idle:  # far cheaper than a new task
+            wake(self._idle.pop())
+        else:
+            assert self._tg is not None
+            self._started += 1
+            self._tg.start_soon(self._serve)
 
     async def cancel(self, rid: Id) -> bool:
         """Cancel the request with id ``rid``; return whether there was one.
 
         A running handler is cancelled (and answers for itself); a request
-        still in the backlog is removed and answered ``-32800`` (when the
-        dialect answers cancelled requests).
+        still queued is removed and answered ``-32800`` (when the dialect
+        answers cancelled requests).
         """
-        scope = self._running.get((type(rid), rid))
+        key = (type(rid), rid)
+        told = self._told.get(key)
+        if told is not None:
+            told[0](told[1])
+            return True
+        scope = self._running.get(key)
         if scope is not None:
+            self._cancels += 1
             scope.cancel()
             return True
-        for i, (req, _) in enumerate(self._backlog):
+        for i, (req, _) in enumerate(self._queue):
             if req.id == rid and type(req.id) is type(rid):
-                del self._backlog[i]
+                del self._queue[i]
+                self._check_quiet()
                 await self._reply_cancelled(rid)
                 return True
         return False
@@ -173,90 +205,107 @@ class HandlerPool:
         """Cancel every running request; later and queued ones answer ``-32800``."""
         self._closing = True
         for scope in self._running.values():
+            self._cancels += 1
             scope.cancel()
 
     async def wait_idle(self) -> None:
-        """Wait until no request is being handled or waiting in the backlog."""
-        while self._active:
+        """Wait until no request is being handled or queued."""
+        while self._busy or self._queue:
             if self._quiet is None:
                 self._quiet = anyio.Event()
             await self._quiet.wait()
 
-    def _handler_done(self) -> None:
-        self._active -= 1
-        if not self._active and self._quiet is not None:
+    def _check_quiet(self) -> None:
+        if self._quiet is not None and not self._busy and not self._queue:
             self._quiet.set()
             self._quiet = None
 
     # ------------------------------------------------------------- handling
 
-    async def _serve(self, msg: Request, route: Route) -> None:
-        # Counted in _active while handling; parked in _idle between requests
-        # (a handler task lives until the peer closes; at most max_concurrency).
-        # One cancel scope serves every request the task handles until one of
-        # them is cancelled (a scope per request would cost more than the rest
-        # of a cheap request); the task then answers it and starts a new scope.
-        job = (msg, route)
+    async def _serve(self) -> None:
+        # Called for by _call_task; serves the queue until the peer closes
+        # (at most max_concurrency such tasks are ever busy). One cancel
+        # scope serves every request the task handles until one of them is
+        # cancelled (a scope per request would cost more than the rest of a
+        # cheap request); the task then answers it and starts a new scope.
+        queue = self._queue
+        writer = self._writer
+        self._coming = False
+        job: Job | None = None
         try:
             while True:
                 scope = anyio.CancelScope()
                 answer: Item | None = None
                 with scope:
                     while True:
+                        if not queue:
+                            if self._started == 1:
+                                # The first task ends instead of parking: a
+                                # connection's first request is often its only
+                                # one for long (initialize), and a parked task
+                                # costs ~3 KiB per connection. The second task
+                                # parks, and a busy peer reuses its tasks.
+                                return
+                            await self._park()
+                            continue
+                        job = queue.popleft()
+                        self._busy += 1
+                        if queue and not self._coming and self._busy < self.max_concurrency:
+                            self._call_task()  # in case this request waits
                         answer = None
-                        if self._writer.over_budget:  # the peer is not reading: no new work
-                            await self._writer.wait_budget()
+                        if writer.over_budget:  # the peer is not reading: no new work
+                            await writer.wait_budget()
                         answer = await self._handle(job[0], job[1], scope)
-                        if scope.cancel_called:  # returned in spite of the cancellation
-                            break
+                        if self._cancels and scope.cancel_called:
+                            break  # (returned in spite of the cancellation)
                         if answer is not None:
-                            await self._send_quiet(answer)
-                        next_job = await self._next_job()
-                        if next_job is None:
-                            return
-                        job = next_job
+                            try:
+                                sent = writer.put_soon(answer)
+                            except ConnectionClosed:
+                                sent = False  # (_send_quiet drops it)
+                            if not sent:
+                                await self._send_quiet(answer)
+                        job = None
+                        self._busy -= 1
+                assert job is not None  # (only a cancellation of this scope ends it)
                 if answer is None:  # interrupted: answered like a cancelled request
                     answer = self._cancelled_answer(job[0].id)
                 if answer is not None:
                     await self._send_quiet(answer)
-                next_job = await self._next_job()
-                if next_job is None:
-                    return
-                job = next_job
+                job = None
+                self._busy -= 1
         finally:
-            self._handler_done()
+            if job is not None:
+                self._busy -= 1
+            self._check_quiet()
 
-    async def _next_job(self) -> tuple[Request, Route] | None:
-        """The oldest request of the backlog, or the next one admitted (parked till then).
-
-        ``None``: the task ends instead. The peer's first handler task does
-        not park while it is the only one ever started: a connection's first
-        request is often its only one for a long time (``initialize``), and a
-        parked task costs ~4 KiB per connection; the second request starts a
-        task that parks, and a busy peer reuses its tasks.
-        """
-        if self._backlog:
-            return self._backlog.pop(0)
-        if self._spawned == 1:
-            return None
-        self._handler_done()
-        idle = _Idle(self._new_waiter())
-        self._idle.append(idle)
+    async def _park(self) -> None:
+        """Wait until the task is called for again (the queue is empty now)."""
+        self._check_quiet()
+        waiter = self._new_waiter()
+        self._idle.append(waiter)
         try:
-            await idle.event.wait()
+            await waiter
         except BaseException:
-            if idle.job is None:  # cancelled while parked: leave as an active task would
-                self._idle.remove(idle)
-                self._active += 1
-            else:  # handed a request as the cancellation came: answer it, never wait
-                answer = self._cancelled_answer(idle.job[0].id, closing=True)
-                if answer is None or not self._writer.send_nowait(answer):
-                    log.debug("%s: answer to a request lost at shutdown dropped", self.name)
+            if waiter in self._idle:  # cancelled while parked: nothing to hand over
+                self._idle.remove(waiter)
+            else:  # called for as the cancellation came: answer the queue, never wait
+                self._coming = False
+                self._drop_queue()
             raise
-        assert idle.job is not None
-        return idle.job
+        self._coming = False
 
-    async def _handle(self, msg: Request, route: Route, scope: anyio.CancelScope) -> Item | None:
+    def _drop_queue(self) -> None:
+        """Answer every queued request ``-32800`` without waiting (the tasks are ending)."""
+        while self._queue:
+            msg, _ = self._queue.popleft()
+            answer = self._cancelled_answer(msg.id, closing=True)
+            if answer is None or not self._writer.send_nowait(answer):
+                log.debug("%s: answer to a request lost at shutdown dropped", self.name)
+
+    async def _handle(
+        self, msg: Request | Call, route: Route, scope: anyio.CancelScope
+    ) -> Item | None:
         """Run one request's handler in ``scope``; return its answer.
 
         ``None`` only for a request that must not be answered. A handler
@@ -269,9 +318,15 @@ class HandlerPool:
             key = object()  # not cancellable by id, but still by close()
         self._running[key] = scope
         try:
-            params = self._decoder.decode_params(
-                msg.method, msg.params, route.params_type, route.decode
+            params = (
+                msg.params  # (decoded with the envelope)
+                if isinstance(msg, Call)
+                else self._decoder.decode_params(
+                    msg.method, msg.params, route.params_type, route.decode
+                )
             )
+            if route.cancel is not None:
+                self._told[key] = (route.cancel, params)
             result = await route.handler(params)
         except InvalidMessage as exc:
             return self._error(msg.id, exc.code, exc.message, exc.data)
@@ -283,13 +338,15 @@ class HandlerPool:
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)
         finally:
             del self._running[key]
+            if route.cancel is not None:
+                self._told.pop(key, None)
         if result is NO_REPLY:
             return None
         then: Sequence[tuple[str, Any]] = ()
         if type(result) is Reply:
             result, then = result.result, result.then
         try:
-            data = self._encoder.response(msg.id, result)
+            data = self._encoder.encode(Response(id=msg.id, result=result))
         except (TypeError, ValueError):
             log.exception("%s: result of %s cannot be encoded", self.name, msg.method)
             return self._error(msg.id, ErrorCode.INTERNAL_ERROR, self._dialect.internal_error)

@@ -1,13 +1,17 @@
 """One-shot wake-ups for the peer's per-message paths (a part of the peer).
 
 An :class:`anyio.Event` looks the backend up on every creation and costs
-several event-loop calls per wait; the peer needs one per request. On
-asyncio a :class:`Waiter` is a bare future of the running loop instead; on
-any other backend it is an :class:`anyio.Event`. :func:`waiter_factory`
-picks the kind once, while the event loop runs.
+several event-loop calls per wait; the peer needs one per request. A
+:class:`Waiter` is therefore the part of an asyncio future the peer uses
+(``done``, ``set_result(None)``, ``await``): on asyncio it *is* a bare
+future of the running loop (no Python code of ours per wake-up); on any
+other backend it is an :class:`anyio.Event` behind that interface.
+:func:`waiter_factory` picks the kind once, while the event loop runs.
 
-A waiter is set once and waited on by at most one task, at most once. The
-two kinds differ on a waiter that is already set: awaiting a done future
+A waiter is set once and waited on by at most one task, at most once. Since
+cancelling the waiting task cancels a future, whoever sets a waiter checks
+``done()`` first (:func:`wake`, or the same two calls inline on hot paths).
+The two kinds differ on a waiter that is already set: awaiting a done future
 neither yields nor checks for cancellation, while ``anyio.Event.wait`` does
 both; the peer never relies on either.
 """
@@ -15,7 +19,8 @@ both; the peer never relies on either.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import functools
+from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
 import anyio
@@ -23,41 +28,51 @@ import anyio
 from wireproto._backend import running_asyncio_loop
 from wireproto._switches import FAST_PATHS
 
-__all__ = ["Waiter", "waiter_factory"]
+__all__ = ["Waiter", "waiter_factory", "wake"]
 
 
 class Waiter(Protocol):
-    """What the peer needs of a one-shot event."""
+    """What the peer needs of a one-shot event (a subset of ``asyncio.Future``)."""
 
-    def set(self) -> None:
-        """Wake the waiting task (idempotent)."""
+    def done(self) -> bool:
+        """Whether it was set (or, for a future, cancelled)."""
 
-    def wait(self) -> Awaitable[Any]:
-        """Return an awaitable that completes once :meth:`set` was called."""
+    def set_result(self, result: None, /) -> None:
+        """Wake the waiting task (only when not :meth:`done`)."""
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        """Wait until it is set."""
 
 
-class _FutureWaiter:
-    """A waiter that is an asyncio future (cancelling the wait cancels it)."""
+class _EventWaiter:
+    """A waiter on any backend: an :class:`anyio.Event`."""
 
-    __slots__ = ("_future",)
+    __slots__ = ("_event",)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._future: asyncio.Future[None] = loop.create_future()
+    def __init__(self) -> None:
+        self._event = anyio.Event()
 
-    def set(self) -> None:
-        future = self._future
-        if not future.done():
-            future.set_result(None)
+    def done(self) -> bool:
+        return self._event.is_set()
 
-    def wait(self) -> asyncio.Future[None]:
-        return self._future
+    def set_result(self, result: None, /) -> None:
+        self._event.set()
+
+    def __await__(self) -> Generator[Any, None, Any]:
+        return self._event.wait().__await__()
+
+
+def wake(waiter: Waiter) -> None:
+    """Set ``waiter`` unless it is done already (set, or its waiter was cancelled)."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def waiter_factory() -> Callable[[], Waiter]:
     """Return the cheapest waiter constructor for the running event loop."""
     if not FAST_PATHS:
-        return anyio.Event
+        return _EventWaiter
     loop = running_asyncio_loop()
     if loop is None:  # trio, or an asyncio loop not running this task
-        return anyio.Event
-    return lambda: _FutureWaiter(loop)
+        return _EventWaiter
+    return functools.partial(asyncio.Future, loop=loop)

@@ -55,7 +55,7 @@ import anyio.lowlevel
 
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import ConnectionClosed
-from wireproto.rpc._waiter import Waiter
+from wireproto.rpc._waiter import Waiter, wake
 
 __all__ = [
     "BATCH",
@@ -144,7 +144,8 @@ class Writer:
         self._size = size
         self.max_bytes = max_bytes
         self._bytes = 0  # queued or being written
-        self._full = False  # a message did not fit in the budget: producers wait
+        self.over_budget = False
+        """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
         self.peak_bytes = 0  # the most ever held (for tests and diagnostics)
         self._on_broken = on_broken
         self.name = name
@@ -191,7 +192,7 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        while not self._put(data, False):
+        while not self._put(data):
             await self._wait_room()
         self._streak += 1
         if self._streak >= YIELD_EVERY:
@@ -204,7 +205,7 @@ class Writer:
         For answers that must not wait (e.g. while the task is being cancelled).
         """
         try:
-            return self._put(data, False)
+            return self._put(data)
         except ConnectionClosed:
             return False
 
@@ -216,28 +217,51 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
-        if self._put(data, True):
+        if self.put_soon(data):
             return
         while True:
             await self._wait_room()
-            if self._put(data, False):
+            if self._put(data):
                 return
 
-    def _put(self, data: Item, direct: bool) -> bool:
-        """Write or queue ``data`` without waiting; ``False`` when the queue is full."""
+    def put_soon(self, data: Item) -> bool:
+        """Write ``data`` at once when possible, else queue it, never waiting.
+
+        Returns ``False`` when the queue is full (then ``await send_soon``).
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
+        stream = self._direct
+        # (a list item, a reply and its follow-ups, always goes through the queue)
+        if stream is not None and self._idle and not self._items and type(data) is bytes:
+            if self._closed:
+                raise ConnectionClosed("connection closed") from self._cause
+            if self._before_write is not None:
+                self._before_write()
+            try:
+                taken = stream.try_send(data)
+            except STREAM_GONE as exc:
+                self._fail(exc)
+                raise ConnectionClosed("connection closed") from exc
+            if taken:
+                if stream.needs_flush:
+                    self._items.append(_FLUSH)
+                    self._kick()
+                return True
+        return self._put(data)
+
+    def _put(self, data: Item) -> bool:
+        """Queue ``data`` without waiting; ``False`` when the queue is full."""
         if self._closed:
             raise ConnectionClosed("connection closed") from self._cause
         items = self._items
-        # (a list item, a reply and its follow-ups, always goes through the queue)
-        if direct and self._idle and not items and self._direct is not None:
-            if type(data) is bytes and self._write_now(self._direct, data):
-                return True
         if len(items) >= self._size:
             return False
         size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
         held = self._bytes + size
         if held > self.max_bytes and self._bytes:
-            self._full = True  # (a message over the budget goes alone)
+            self.over_budget = True  # (a message over the budget goes alone)
             return False
         self._bytes = held
         if held > self.peak_bytes:
@@ -246,24 +270,11 @@ class Writer:
         self._kick()
         return True
 
-    def _write_now(self, stream: SupportsTrySend, data: bytes) -> bool:
-        if self._before_write is not None:
-            self._before_write()
-        try:
-            taken = stream.try_send(data)
-        except STREAM_GONE as exc:
-            self._fail(exc)
-            raise ConnectionClosed("connection closed") from exc
-        if taken and stream.needs_flush:
-            self._items.append(_FLUSH)
-            self._kick()
-        return taken
-
     def _kick(self) -> None:
-        wake = self._wake
-        if wake is not None:
+        waiter = self._wake
+        if waiter is not None:
             self._wake = None
-            wake.set()
+            wake(waiter)
         elif not self._running and self._items and self._tg is not None:
             self._running = True
             self._idle = self._finished = False
@@ -298,14 +309,9 @@ class Writer:
         """Bytes queued or being written."""
         return self._bytes
 
-    @property
-    def over_budget(self) -> bool:
-        """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
-        return self._full
-
     async def wait_budget(self) -> None:
         """Wait until bytes were written since the budget was full (or the writer closed)."""
-        while self._full and not self._closed:
+        while self.over_budget and not self._closed:
             try:
                 await self._wait_room()
             except ConnectionClosed:
@@ -357,9 +363,9 @@ class Writer:
                     if self._closed:
                         return
                     self._idle = True
-                    self._wake = wake = self._new_waiter()
+                    self._wake = waiter = self._new_waiter()
                     try:
-                        await wake.wait()
+                        await waiter
                         # let the tasks that are ready run first: what they
                         # queue now (e.g. the answer after a burst of
                         # notifications) goes out in the same write
@@ -386,7 +392,7 @@ class Writer:
                         await stream.send(item)
                 if self._bytes:  # (a failure or discard has zeroed it)
                     self._bytes -= sum(map(len, batch))
-                    self._full = False
+                    self.over_budget = False
                     self._release_room()
         except STREAM_GONE as exc:
             self._fail(exc)

@@ -11,11 +11,13 @@ many idle connections keeps only its readers):
   :class:`~wireproto.rpc._handlers.HandlerPool` (at most
   ``max_concurrency`` handled at once, then a bounded backlog, beyond that
   answered at once with ``overload_code``); responses and cancellations are
-  applied immediately;
-* the **inbox** (started at the first notification) handles notifications
-  one at a time in arrival order (no task per notification). A response
-  that arrives while notifications are still queued or being handled goes
-  through the inbox too, so a caller is never
+  applied immediately. Messages the stream already holds are taken without
+  a scheduling round trip each (``receive_nowait``, when the stream has it:
+  the framed byte streams); the stream decides when the reader yields;
+* the **inbox** (:class:`~wireproto.rpc._inbox.Inbox`, started at the first
+  notification) handles notifications one at a time in arrival order (no task
+  per notification). A response that arrives while notifications are still
+  queued or being handled goes through the inbox too, so a caller is never
   resumed before the notifications that preceded its response on the wire
   were handled. (A request made *by* a notification handler is the exception:
   its response is delivered at once, or the handler would wait for itself.);
@@ -50,18 +52,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import itertools
 import logging
-import math
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import msgspec
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from msgspec import UNSET
 
 from wireproto._backend import running_asyncio_loop
@@ -77,6 +78,7 @@ from wireproto.errors import (
 )
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
+    Call,
     Decoder,
     Dialect,
     Encoder,
@@ -84,7 +86,8 @@ from wireproto.jsonrpc.codec import (
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
-from wireproto.rpc._waiter import Waiter, waiter_factory
+from wireproto.rpc._inbox import Inbox
+from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
 from wireproto.rpc._writer import DEFAULT_MAX_BYTES, STREAM_GONE, SupportsSendMany, Writer
 from wireproto.rpc.router import Router
 
@@ -94,6 +97,20 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
+
+
+@runtime_checkable
+class SupportsReceiveNowait(Protocol):
+    """A stream that can hand out a message it already holds without waiting."""
+
+    def receive_nowait(self) -> bytes:
+        """Return the next message if it can be had at once.
+
+        Raises:
+            anyio.WouldBlock: ``receive`` must be awaited (no whole message
+                is held, or the stream wants its consumer to yield first).
+            Any exception of ``receive``.
+        """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,7 +178,9 @@ class _Pending:
                     self.on_response(response)
                 except Exception:
                     log.exception("on_response hook for %s failed", self.method)
-            self.event.set()
+            event = self.event
+            if not event.done():
+                event.set_result(None)
 
 
 class Peer:
@@ -216,7 +235,10 @@ class Peer:
         self.cancel_param = cancel_param
         self.flush_timeout = flush_timeout
         self.name = name
-        self._decoder = Decoder(dialect, self.router)
+        # (the cancel notification is read as plain JSON, whatever its route)
+        self._decoder = Decoder(
+            dialect, self.router, two_pass=() if cancel_method is None else (cancel_method,)
+        )
         self._encoder = Encoder(dialect)
         self._writer = Writer(
             stream, send_queue, self._mark_closed, name, send_buffer_bytes, before_write
@@ -229,20 +251,13 @@ class Peer:
         self._inbox_size = inbox_size
         self._ids = itertools.count()
         self._pending: dict[tuple[type, Id], _Pending] = {}
-        self._inbox_busy = 0
         self._closed_cause: BaseException | None = None
         self._closed = False
         self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
-        self._reader: asyncio.Task[None] | None = None  # on asyncio (else a task of _tg)
-        self._inbox_task: int | None = None
-        # the inbox (notifications handled in order): created by _open_inbox
-        self._inbox_open = False
-        self._inbox: MemoryObjectSendStream[Any]
-        self._inbox_recv: MemoryObjectReceiveStream[Any]
-        self._inbox_slots: anyio.Semaphore
+        self._inbox: Inbox | None = None  # created at the first notification (_open_inbox)
         self._inbox_scope: anyio.CancelScope | None = None  # the inbox task's
-        self._inbox_handling = False  # the inbox task is inside a notification handler
+        self._reader: asyncio.Task[None] | None = None  # on asyncio (else a task of _tg)
 
     @property
     def max_concurrency(self) -> int:
@@ -277,19 +292,18 @@ class Peer:
             self._reader = loop.create_task(self._receive())
         return self
 
-    def _open_inbox(self) -> None:
+    def _open_inbox(self) -> Inbox:
         """Create the inbox and start its task (at the first notification).
 
-        A task, its anyio bookkeeping, the memory stream and the semaphore
-        cost ~9 KiB per connection; most servers never receive a notification.
+        A task and its anyio bookkeeping cost several KiB per connection;
+        most servers never receive a notification.
         """
-        in_send, in_recv = anyio.create_memory_object_stream[Any](math.inf)
-        self._inbox, self._inbox_recv = in_send, in_recv
-        self._inbox_slots = anyio.Semaphore(self._inbox_size)
-        self._inbox_open = True
-        self._inbox_scope = anyio.CancelScope()  # cancelled with the reader on closing
         assert self._tg is not None
-        self._tg.start_soon(self._inbox_loop, in_recv, self._inbox_scope)
+        inbox = self._inbox = Inbox(self._decoder, self._inbox_size, self.name, self._waiter)
+        # (cancelled with the reader on closing; works on after the input ended)
+        self._inbox_scope = anyio.CancelScope()
+        inbox.start(self._tg, self._inbox_scope)
+        return inbox
 
     async def __aexit__(
         self,
@@ -313,9 +327,7 @@ class Peer:
         finally:
             failed = None if self._reader is None else await self._join_reader(self._reader)
             self._writer.discard()  # even if a task never started
-            if self._inbox_open:
-                self._inbox.close()
-                self._inbox_recv.close()
+            self._inbox = None  # (its task has ended: call_in_order runs at once)
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
             if failed is not None:
@@ -339,15 +351,11 @@ class Peer:
         the inbound stream). It must not raise (exceptions are logged).
         """
         marker = _InOrder(callback)
-        if self._tg is None or not self._inbox_busy:
+        inbox = self._inbox
+        if inbox is None or not inbox.busy:
             marker.run()
-            return
-        try:
-            self._inbox.send_nowait((marker, None))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            marker.run()
-            return
-        self._inbox_busy += 1
+        else:
+            inbox.later(marker.run)
 
     def stats(self) -> PeerStats:
         """Return the current queue sizes (for monitoring and tests)."""
@@ -373,12 +381,12 @@ class Peer:
             await anyio.lowlevel.checkpoint()
             return
         # a waiter per waiting task (an anyio.Event costs ~1.5 KiB per connection)
-        waiter = self._waiter() if self._tg is not None else anyio.Event()
+        waiter = (self._waiter if self._tg is not None else _EventWaiter)()
         if self._close_waiters is None:
             self._close_waiters = []
         self._close_waiters.append(waiter)
         try:
-            await waiter.wait()
+            await waiter
         finally:
             self._close_waiters.remove(waiter)
 
@@ -406,7 +414,7 @@ class Peer:
         self._closed = True
         if self._close_waiters is not None:
             for waiter in self._close_waiters:
-                waiter.set()
+                wake(waiter)
 
     # --------------------------------------------------------------- sending
 
@@ -470,35 +478,46 @@ class Peer:
             TimeoutError: no answer within ``timeout``. A cancellation
                 notification is sent on timeout and on cancellation.
         """
-        if self._closed:
-            raise ConnectionClosed("connection closed") from self._closed_cause
-        self._check_running()
+        if self._closed or self._tg is None:
+            if self._closed:
+                raise ConnectionClosed("connection closed") from self._closed_cause
+            self._check_running()
         rid: Id = next(self._ids) if id is None else id
         key = (type(rid), rid)
         if key in self._pending:
             raise LocalProtocolError(f"request id {rid!r} is already pending")
         # A request made by a notification handler cannot wait for that
         # handler to finish: its response is delivered as soon as it arrives.
-        ordered = not self._inbox_handling or anyio.get_current_task().id != self._inbox_task
+        inbox = self._inbox
+        ordered = (
+            inbox is None or not inbox.handling or anyio.get_current_task().id != inbox.task_id
+        )
         slot = self._pending[key] = _Pending(method, ordered, self._waiter(), on_response)
         sent = False
         try:
-            await self._writer.send_soon(
-                self._encoder.encode(Request(id=rid, method=method, params=params))
-            )
+            data = self._encoder.encode(Request(id=rid, method=method, params=params))
+            if not self._writer.put_soon(data):
+                await self._writer.send_soon(data)
             sent = True
             if on_sent is not None:
                 on_sent()
             if timeout is None:  # a cancel scope costs more than the rest of a request
-                await slot.event.wait()
+                await slot.event
             else:
                 with anyio.fail_after(timeout):
-                    await slot.event.wait()
+                    await slot.event
         finally:
             del self._pending[key]
             if sent and slot.response is None:
                 await self._send_cancel(rid)
-        return self._result(slot.response, result_type)
+        response = slot.response
+        if not isinstance(response, IncomingResponse) or response.error is not None:
+            self._raise_failure(response)
+        assert isinstance(response.result, msgspec.Raw)
+        try:
+            return self._decoder.decode_result(response.result, result_type)
+        except msgspec.DecodeError as exc:  # includes ValidationError
+            raise RemoteProtocolError(f"invalid result: {exc}") from exc
 
     async def _send_cancel(self, rid: Id) -> None:
         if self.cancel_method is None or self._closed:
@@ -509,27 +528,21 @@ class Peer:
             except ConnectionClosed:
                 pass
 
-    def _result(self, response: IncomingResponse | BaseException | None, type_: type[T]) -> T:
+    @staticmethod
+    def _raise_failure(response: IncomingResponse | BaseException | None) -> NoReturn:
+        """Raise what a request that got no result ends with."""
         if isinstance(response, BaseException):
             raise response
-        assert response is not None
-        if response.error is not None:
-            e = response.error
-            data = None if e.data is UNSET else e.data
-            if e.code == ErrorCode.REQUEST_CANCELLED:
-                raise RequestCancelled(e.message, data)
-            raise RpcError(e.code, e.message, data)
-        raw = response.result
-        assert isinstance(raw, msgspec.Raw)
-        try:
-            return self._decoder.decode_result(raw, type_)
-        except msgspec.DecodeError as exc:  # includes ValidationError
-            raise RemoteProtocolError(f"invalid result: {exc}") from exc
+        assert response is not None and response.error is not None
+        e = response.error
+        data = None if e.data is UNSET else e.data
+        if e.code == ErrorCode.REQUEST_CANCELLED:
+            raise RequestCancelled(e.message, data)
+        raise RpcError(e.code, e.message, data)
 
     # --------------------------------------------------------------- reading
 
     async def _receive(self) -> None:
-        # (the inbox task, if any, works on after the input ended, until closing)
         try:
             with self._receive_scope:
                 await self._read_loop()
@@ -541,13 +554,28 @@ class Peer:
             raise
 
     async def _read_loop(self) -> None:
+        stream = self._stream
+        receive = stream.receive
+        receive_nowait = (
+            stream.receive_nowait
+            if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
+            else None
+        )
+        decode = self._decoder.decode
+        handlers = self._handlers
         cause: BaseException
         while True:
             try:
-                data = await self._stream.receive()
+                if receive_nowait is None:
+                    data = await receive()
+                else:
+                    try:  # what the stream holds, without a scheduling round trip
+                        data = receive_nowait()
+                    except anyio.WouldBlock:
+                        data = await receive()
             except MessageTooLarge as exc:
                 log.warning("%s: %s", self.name, exc)
-                await self._handlers.reply_error(
+                await handlers.reply_error(
                     None, ErrorCode.INVALID_REQUEST, "Message too large",
                     {"max_bytes": exc.max_bytes},
                 )
@@ -559,26 +587,28 @@ class Peer:
                 log.exception("%s: transport failed", self.name)
                 cause = exc
                 break
-            await self._dispatch(data)
+            try:
+                msg = decode(data)
+            except InvalidMessage as exc:
+                await self._on_invalid(exc)
+                continue
+            if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
+                route = self.router.get(msg.method)
+                if not handlers.try_admit(msg, route):
+                    await handlers.admit(msg, route)
+            elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
+                self._on_response(msg)
+            elif not self._take_notification(msg):  # type: ignore[arg-type]  # (what is left)
+                await self._on_notification(msg)  # type: ignore[arg-type]
         log.debug("%s: inbound side ended: %r", self.name, cause)
         self._mark_closed(cause)
 
-    async def _dispatch(self, data: bytes) -> None:
-        try:
-            msg = self._decoder.decode(data)
-        except InvalidMessage as exc:
-            log.warning("%s: invalid message: %s", self.name, exc)
-            if exc.response:
-                self._fail_pending(exc)
-            elif exc.reply:
-                await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
-            return
-        if isinstance(msg, IncomingResponse):
-            self._on_response(msg)
-        elif isinstance(msg, Request):
-            await self._handlers.admit(msg, self.router.get(msg.method))
-        else:
-            await self._on_notification(msg)
+    async def _on_invalid(self, exc: InvalidMessage) -> None:
+        log.warning("%s: invalid message: %s", self.name, exc)
+        if exc.response:
+            self._fail_pending(exc)
+        elif exc.reply:
+            await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
 
     def _fail_pending(self, exc: InvalidMessage) -> None:
         """A response that cannot be read fails the request it answers."""
@@ -595,35 +625,46 @@ class Peer:
         pending = self._pending.get((type(msg.id), msg.id))
         if pending is None:
             log.info("%s: response to unknown id %r dropped", self.name, msg.id)
-        elif self._inbox_busy and pending.ordered:
+            return
+        inbox = self._inbox
+        if inbox is not None and inbox.busy and pending.ordered:
             pending.queued = True
-            self._inbox_busy += 1
-            self._inbox.send_nowait((pending, msg))
+            inbox.later(functools.partial(pending.resolve, msg))
         else:
             pending.resolve(msg)
 
-    async def _on_notification(self, msg: Notification) -> None:
-        if msg.method == self.cancel_method:
-            await self._on_cancel(msg)
-            return
+    def _take_notification(self, msg: Notification | Call) -> bool:
+        """Queue ``msg`` for the inbox if it can be, without waiting (the common case)."""
         route = self.router.get(msg.method)
-        if route is None:
-            log.debug("%s: notification %s ignored", self.name, msg.method)
-        elif not route.notification:
-            log.warning("%s: request %s sent as a notification dropped", self.name, msg.method)
-        else:
-            if not self._inbox_open:
-                self._open_inbox()
-            try:  # no scheduling round trip per notification while there is room
-                self._inbox_slots.acquire_nowait()
-            except anyio.WouldBlock:
-                await self._inbox_slots.acquire()
-            self._inbox_busy += 1
-            self._inbox.send_nowait((route, msg))
+        inbox = self._inbox
+        return (
+            route is not None
+            and route.notification
+            and inbox is not None
+            and msg.method != self.cancel_method
+            and inbox.try_put(route, msg)
+        )
 
-    async def _on_cancel(self, msg: Notification) -> None:
+    async def _on_notification(self, msg: Notification | Call) -> None:
+        """Whatever :meth:`_take_notification` did not take."""
+        method = msg.method
+        route = self.router.get(method)
+        inbox = self._inbox
+        if method == self.cancel_method:
+            await self._on_cancel(msg)
+        elif route is None:
+            log.debug("%s: notification %s ignored", self.name, method)
+        elif not route.notification:
+            log.warning("%s: request %s sent as a notification dropped", self.name, method)
+        else:
+            await (inbox or self._open_inbox()).put(route, msg)
+
+    async def _on_cancel(self, msg: Notification | Call) -> None:
         try:
-            params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
+            if isinstance(msg, Call):  # (only if cancel_method changed since __init__)
+                params = msgspec.to_builtins(msg.params)
+            else:
+                params = self._decoder.decode_params(msg.method, msg.params, dict[str, Any])
             rid = params[self.cancel_param]
         except (InvalidMessage, KeyError):
             log.warning("%s: malformed %s dropped", self.name, msg.method)
@@ -633,42 +674,3 @@ class Peer:
             return
         if not await self._handlers.cancel(rid):
             log.debug("%s: cancel for unknown id %r ignored", self.name, rid)
-
-    async def _inbox_loop(
-        self, inbox: MemoryObjectReceiveStream[Any], scope: anyio.CancelScope
-    ) -> None:
-        with scope:
-            self._inbox_task = anyio.get_current_task().id
-            while True:
-                try:  # drain what is queued without a scheduling round trip per item
-                    target, msg = inbox.receive_nowait()
-                except anyio.WouldBlock:
-                    try:
-                        target, msg = await inbox.receive()
-                    except anyio.EndOfStream:
-                        return
-                except anyio.EndOfStream:
-                    return
-                if isinstance(target, _Pending):
-                    self._inbox_busy -= 1
-                    target.resolve(msg)
-                    continue
-                if isinstance(target, _InOrder):
-                    self._inbox_busy -= 1
-                    target.run()
-                    continue
-                self._inbox_slots.release()
-                try:
-                    params = self._decoder.decode_params(
-                        msg.method, msg.params, target.params_type, target.decode
-                    )
-                    self._inbox_handling = True
-                    await target.handler(params)
-                except InvalidMessage as exc:
-                    log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
-                except Exception:
-                    log.exception("%s: notification handler for %s failed", self.name, msg.method)
-                finally:
-                    self._inbox_handling = False
-                    # counted until handled, so a response read meanwhile waits its turn
-                    self._inbox_busy -= 1

@@ -102,6 +102,11 @@ class Route:
             ``lenient`` on :class:`msgspec.ValidationError`, as
             :meth:`Router.add` builds it.
         lenient: what decodes the params the strict decoder rejects.
+        cancel: called with the decoded params, instead of cancelling the
+            handler, when the other side cancels the request (the dialect's
+            cancel notification): the handler is expected to end by itself
+            soon and answer (e.g. ``-32800``). Closing the peer still
+            cancels the handler.
     """
 
     method: str
@@ -111,6 +116,7 @@ class Route:
     decode: Decode | None = None
     dec_hook: DecHook | None = None
     lenient: Decode | None = None
+    cancel: Callable[[Any], None] | None = None
 
     @property
     def one_pass(self) -> bool:
@@ -203,11 +209,12 @@ class Router:
         decode: Decode | None = None,
         dec_hook: DecHook | None = None,
         lenient: Decode | None = None,
+        cancel: Callable[[Any], None] | Callable[[Any, Any], None] | None = None,
     ) -> None:
         """Register ``handler`` for ``method`` (replacing any earlier entry).
 
-        ``handler`` takes the params, or ``(context, params)`` in a table
-        meant to be bound (:meth:`bind`).
+        ``handler`` (and ``cancel``) take the params, or ``(context, params)``
+        in a table meant to be bound (:meth:`bind`).
 
         ``decode``, when given, turns the raw params into the handler's
         argument instead of a msgspec decoder for ``params_type``.
@@ -215,7 +222,8 @@ class Router:
         ``lenient`` (called with the raw params the strict msgspec decoder
         rejects; its result or error is final) declare a strict-first
         decoder instead, which lets the codec decode the params in one pass
-        with the envelope.
+        with the envelope. ``cancel`` (a request's) is how the handler is
+        told that the other side cancelled the request (see :class:`Route`).
 
         Raises:
             TypeError: ``decode`` given together with ``dec_hook`` or ``lenient``.
@@ -228,7 +236,8 @@ class Router:
                 raise TypeError("decode excludes dec_hook and lenient")
             decode = _strict_first(params_type, dec_hook, lenient)
         route = Route(
-            method, cast(Handler, handler), params_type, notification, decode, dec_hook, lenient
+            method, cast(Handler, handler), params_type, notification, decode, dec_hook, lenient,
+            cast("Callable[[Any], None] | None", cancel),
         )
         self._routes[method] = route
         self.revision += 1
@@ -302,8 +311,12 @@ class Router:
         if route is None and self._shared is not None:
             shared = self._shared._routes.get(method)
             if shared is not None:
-                handler = functools.partial(shared.handler, self._context)
-                route = self._routes[method] = dataclasses.replace(shared, handler=handler)
+                context, cancel = self._context, shared.cancel
+                route = self._routes[method] = dataclasses.replace(
+                    shared,
+                    handler=functools.partial(shared.handler, context),
+                    cancel=None if cancel is None else functools.partial(cancel, context),
+                )
         return route
 
     def __contains__(self, method: object) -> bool:

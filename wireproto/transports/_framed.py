@@ -11,10 +11,15 @@ several at once joined into a single write by :meth:`~FramedStream.send_many`.
 When the byte stream can write without waiting (:class:`SupportsWriteNowait`,
 e.g. a non-blocking pipe), :meth:`~FramedStream.try_send` writes a message
 at once from the caller; bytes a full pipe did not take are kept and written
-first by the next send.
+first by the next send. ``send`` and ``send_many`` then write what the pipe
+takes at once too, and wait (through the byte stream's ``send``) only for
+the rest: a write that fits costs no event-loop iteration.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
+:meth:`~FramedStream.receive_nowait` hands out the messages already buffered
+without a coroutine per message, and sends its caller to ``receive`` when no
+whole message is buffered or a yield is due.
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -28,7 +33,7 @@ At end of input an unterminated, non-blank last line is still delivered.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -36,7 +41,14 @@ import anyio.lowlevel
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES, LineFramer, frame
 
-__all__ = ["JOIN_BYTES", "READ_SIZE", "YIELD_EVERY", "FramedStream", "SupportsWriteNowait"]
+__all__ = [
+    "JOIN_BYTES",
+    "READ_SIZE",
+    "YIELD_EVERY",
+    "FramedStream",
+    "SupportsWakeOnClose",
+    "SupportsWriteNowait",
+]
 
 READ_SIZE = 64 * 1024
 """Bytes asked for per read of the underlying stream."""
@@ -65,6 +77,24 @@ class SupportsWriteNowait(Protocol):
         """
 
 
+@runtime_checkable
+class SupportsWakeOnClose(Protocol):
+    """A byte receive stream whose ``aclose`` wakes a pending ``receive`` by itself.
+
+    Reads from it need no cancel scope of their own for :meth:`FramedStream.aclose`
+    to interrupt them (a scope per read costs more than a small message); to
+    stop receiving without closing it (a child process's stdout), its
+    pending ``receive`` is woken with :meth:`interrupt_receive`.
+    """
+
+    @property
+    def wakes_on_close(self) -> bool:
+        """Whether ``aclose`` makes a pending ``receive`` raise."""
+
+    def interrupt_receive(self) -> None:
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now."""
+
+
 class FramedStream(anyio.abc.ObjectStream[bytes]):
     """Newline-framed messages over a pair of byte streams.
 
@@ -90,8 +120,13 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._closed = False
         self._tx_closed = send_stream is None
         self._read_scope: anyio.CancelScope | None = None
+        self._scoped_reads = not (
+            isinstance(receive_stream, SupportsWakeOnClose) and receive_stream.wakes_on_close
+        )
         self._streak = 0
         self._carry = b""  # bytes try_send took but the stream did not
+        self.needs_flush = False
+        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
         self._write_nowait = (
             send_stream.write_nowait if isinstance(send_stream, SupportsWriteNowait) else None
         )
@@ -105,6 +140,29 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
     def buffered(self) -> int:
         """Inbound bytes held while waiting for the end of a line."""
         return self._framer.buffered
+
+    @property
+    def byte_streams(
+        self,
+    ) -> tuple[anyio.abc.ByteReceiveStream | None, anyio.abc.ByteSendStream | None]:
+        """The byte streams under this one (receiving, sending), for a relay
+        that pumps bytes itself while this stream is not used."""
+        return self._rx, self._tx
+
+    def receive_nowait(self) -> bytes:
+        """Return the next whole message if one is buffered and no yield is due.
+
+        Raises:
+            anyio.WouldBlock: await :meth:`receive` instead.
+            MessageTooLarge: as :meth:`receive`.
+        """
+        if self._streak >= YIELD_EVERY - 1 or self._closed:
+            raise anyio.WouldBlock
+        msg = self._framer.next_message()
+        if msg is None:
+            raise anyio.WouldBlock
+        self._streak += 1
+        return msg
 
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
@@ -139,7 +197,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             data = b""
             self._streak = 0
             try:
-                with anyio.CancelScope() as self._read_scope:
+                if self._scoped_reads:
+                    with anyio.CancelScope() as self._read_scope:
+                        data = await self._rx.receive(READ_SIZE)
+                else:  # (closing the byte stream wakes the read)
                     data = await self._rx.receive(READ_SIZE)
             except anyio.EndOfStream:
                 self._eof = True
@@ -198,7 +259,7 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             return False
         if self._closed or self._tx_closed:
             raise anyio.ClosedResourceError
-        data = frame(item)
+        data = item if item.endswith(b"\n") else item + b"\n"  # (frame(item), inline)
         try:
             written = write(data)
         except OSError as exc:
@@ -207,12 +268,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             if not written:
                 return False
             self._carry = data[written:]
+            self.needs_flush = True
         return True
-
-    @property
-    def needs_flush(self) -> bool:
-        """Whether part of a message taken by :meth:`try_send` is still unwritten."""
-        return bool(self._carry)
 
     async def _write(self, data: bytes) -> None:
         if self._closed or self._tx_closed or self._tx is None:
@@ -220,9 +277,16 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             raise anyio.ClosedResourceError
         if self._carry:
             data, self._carry = self._carry + data, b""
+            self.needs_flush = False
         elif not data:
             await anyio.lowlevel.checkpoint()
             return
+        write = self._write_nowait
+        if write is not None:  # what the pipe takes now needs no trip through the loop
+            written = write(data)
+            if written == len(data):
+                return
+            data = data[written:]
         try:
             await self._tx.send(data)
         except OSError as exc:
@@ -240,6 +304,8 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         self._tx_closed = True
         if self._read_scope is not None:
             self._read_scope.cancel()
+        elif not self._scoped_reads:
+            cast(SupportsWakeOnClose, self._rx).interrupt_receive()
 
     async def aclose(self) -> None:
         """Close both directions (idempotent); a pending ``receive`` raises

@@ -125,6 +125,7 @@ class _LoopReader:
         self._error: OSError | None = None
         self._eof = False
         self._reading = False
+        self._interrupted = False
         self._resume()
 
     def _resume(self) -> None:
@@ -160,6 +161,12 @@ class _LoopReader:
                 self._pause()
         self._wake()
 
+    def interrupt(self) -> None:
+        """Make a waiting ``receive`` raise ``ClosedResourceError``."""
+        if self._waiter is not None:
+            self._interrupted = True
+            self._wake()
+
     def detach(self) -> None:
         """Unregister the fd (before it is closed) and wake a waiting ``receive``."""
         self._pause()
@@ -176,7 +183,8 @@ class _LoopReader:
                 await self._waiter
             finally:
                 self._waiter = None
-        if fd.closed:
+        if fd.closed or self._interrupted:
+            self._interrupted = False
             raise anyio.ClosedResourceError
         buffer = self._buffer
         if buffer:
@@ -196,7 +204,15 @@ class _LoopReader:
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):
-    """Read bytes from a file descriptor this stream owns (closes on ``aclose``)."""
+    """Read bytes from a file descriptor this stream owns (closes on ``aclose``).
+
+    ``aclose`` wakes a pending ``receive`` (it raises ``ClosedResourceError``)
+    when the descriptor is polled; a read in a worker thread (a regular
+    file) cannot be interrupted.
+    """
+
+    wakes_on_close = True
+    """``aclose`` wakes a pending ``receive`` (see ``_framed.SupportsWakeOnClose``)."""
 
     def __init__(self, fd: int) -> None:
         self._fd = _Fd(fd)
@@ -207,6 +223,15 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
     def fd(self) -> int:
         """The underlying file descriptor."""
         return self._fd.fd
+
+    def interrupt_receive(self) -> None:
+        """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now
+        (the descriptor stays open; a read in a worker thread is not interrupted)."""
+        fd = self._fd
+        if self._reader is not None:
+            self._reader.interrupt()
+        elif fd.pollable and not fd.closed:
+            anyio.notify_closing(fd.fd)  # wakes a wait_readable (it does not close)
 
     async def receive(self, max_bytes: int = 65536) -> bytes:
         """Return at least one byte.

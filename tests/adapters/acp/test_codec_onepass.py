@@ -22,8 +22,8 @@ from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.jsonrpc._onepass import BIG, Plan
-from wireproto.jsonrpc.codec import ACP_DIALECT, DecodedParams, Decoder
-from wireproto.jsonrpc.messages import Notification, Request
+from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder
+from wireproto.jsonrpc.messages import Notification
 from wireproto.rpc.router import Router
 from wireproto.transports.memory import memory_pair
 
@@ -112,17 +112,15 @@ def test_one_pass_equals_the_lenient_two_pass_decode(
 
     decoder = Decoder(ACP_DIALECT, router)
     msg = decoder.decode(data)
-    assert isinstance(msg, Notification if route.notification else Request)
-    assert isinstance(msg.params, DecodedParams)
-    got = decoder.decode_params(method, msg.params, route.params_type, route.decode)
-    assert got == expected
-    assert type(got) is type(expected)
+    assert isinstance(msg, Call) and msg.method == method
+    assert msg.id == (msgspec.UNSET if route.notification else 7)
+    assert msg.params == expected
+    assert type(msg.params) is type(expected)
 
     plan = Plan(router.params_specs())  # both one-pass strategies, whatever the size
     typed = plan.typed.decode(data)
     loose = plan.decode_loose(data)
-    assert loose is not None
-    assert typed.params == loose[2] == expected
+    assert typed.params == loose.params == expected
 
 
 @pytest.mark.parametrize("name", ["tool_call_update_diff", "session_prompt"])
@@ -153,9 +151,9 @@ def test_large_sdk_order_input_is_converted_from_builtins() -> None:
     decoder._plan, decoder._revision = plan, router.revision
     msg = decoder.decode(data)
     assert calls == [data]
-    assert isinstance(msg, Notification) and isinstance(msg.params, DecodedParams)
+    assert isinstance(msg, Call) and msg.id is msgspec.UNSET
     expected = acp_codec.decode(json.dumps(message["params"]), S.SessionNotification)
-    assert msg.params.value == expected
+    assert msg.params == expected
 
 
 def test_unknown_fields_are_ignored_in_one_pass() -> None:
@@ -164,8 +162,8 @@ def test_unknown_fields_are_ignored_in_one_pass() -> None:
         {"type": "text", "text": "hi", "future": True}]}
     decoder = Decoder(ACP_DIALECT, router)
     msg = decoder.decode(_line("session/prompt", params, 1))
-    assert isinstance(msg, Request) and isinstance(msg.params, DecodedParams)
-    assert msg.params.value == S.PromptRequest(session_id="s", prompt=[S.TextContent(text="hi")])
+    assert isinstance(msg, Call) and msg.id == 1
+    assert msg.params == S.PromptRequest(session_id="s", prompt=[S.TextContent(text="hi")])
 
 
 def test_lenient_input_falls_back_to_the_route_decoder() -> None:
@@ -195,7 +193,7 @@ async def test_the_client_declares_one_pass_routes() -> None:
     assert specs["session/request_permission"].type is S.RequestPermissionRequest
     data = _line("session/update", BENCH.MESSAGES["session_update_chunk"]["params"], None)
     msg = Decoder(ACP_DIALECT, client._router()).decode(data)
-    assert isinstance(msg, Notification) and isinstance(msg.params, DecodedParams)
+    assert isinstance(msg, Call) and isinstance(msg.params, S.SessionNotification)
 
 
 @pytest.mark.anyio

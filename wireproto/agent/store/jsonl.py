@@ -206,8 +206,7 @@ class JsonlStore:
         if not events:
             return
         ts = b',"ts":' + _encoder.encode(now()) + b"}\n"  # as _Line encodes; one time a call
-        encode = _encoder.encode
-        data = b"".join([b'{"event":' + encode(event) + ts for event in events])
+        data = b'{"event":' + (ts + b'{"event":').join(map(_encoder.encode, events)) + ts
         fd = self._fd(session_id, self._fds.pop(session_id, None))
         if fd is None:
             log.warning("session %s has no file; %d event(s) not recorded", session_id, len(events))
@@ -224,10 +223,11 @@ class JsonlStore:
         except OSError:
             self._release(session_id)  # it may end with a partial line now
             raise
-        titles = [e.title for e in events if isinstance(e, TitleChanged)]
         summary = self._summaries.get(session_id)
-        if titles and summary is not None:  # listing shows the agent's latest title
-            summary.title = titles[-1]
+        if summary is not None:  # listing shows the agent's latest title
+            titles = [e.title for e in events if isinstance(e, TitleChanged)]
+            if titles:
+                summary.title = titles[-1]
 
     def delete(self, session_id: str) -> None:
         """Delete a session's file; unknown (and invalid) ids are ignored."""

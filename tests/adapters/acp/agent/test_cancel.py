@@ -10,7 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+
+from wireproto.agent.demo import DemoAgent
+from wireproto.agent.events import StopReason
+from wireproto.agent.turn import Turn
 
 from ..conftest import FULL_CAPS, OpenAcp, chunk_text
 
@@ -116,6 +121,32 @@ async def test_cancel_request_for_the_prompt_itself(acp: OpenAcp, workdir: Path)
         _, after = await client.prompt(sid, "again")
     assert response["error"]["code"] == -32800
     assert "".join(u["content"]["text"] for u in after) == "You said: again"
+
+
+class Shielded(DemoAgent):
+    """Works under a shield (as a proxy forwarding to its backend does): only
+    ``Turn.wait_cancelled`` tells it to stop; it then says so and returns."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        with anyio.CancelScope(shield=True):
+            await turn.say("working")
+            await turn.wait_cancelled()
+            await turn.say("stopped")
+        return StopReason.CANCELLED
+
+
+async def test_cancel_request_reaches_an_agent_that_shields_itself(
+    acp: OpenAcp, workdir: Path
+) -> None:
+    async with acp(Shielded()) as client:
+        sid = await _session(client, workdir)
+        rid = await client.request("session/prompt", prompt_params(sid, "go"))
+        await client.wait_for(lambda m: chunk_text(m) == "working")
+        await client.notify("$/cancel_request", {"requestId": rid})
+        response = await client.response(rid)
+        stopped = [m for m in client.log if chunk_text(m) == "stopped"]
+    assert response["error"]["code"] == -32800
+    assert len(stopped) == 1 and client.index(stopped[0]) < client.index(response)
 
 
 async def test_cancel_request_with_a_string_id_of_an_integer_request(

@@ -40,9 +40,8 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
   peer writes right after the response. Replayed history (``session/load``)
   goes out before it. Option changes answer first and push
   ``current_mode_update`` / ``config_option_update`` right after. Turns run
-  in the connection's :class:`~.turns.TurnRunner` while their
-  ``session/prompt`` handler waits, so every update of a turn is queued
-  before the response.
+  in their ``session/prompt`` handler (:class:`~.turns.TurnRunner`), so
+  every update of a turn is queued before the response.
 * **Cancellation.** ``session/cancel`` cancels the named session's turn
   (the prompt answers ``cancelled``); the turn's pending client requests are
   abandoned and get ``$/cancel_request`` (the peer sends it when the awaiting
@@ -247,7 +246,8 @@ def _table(supports_delete: bool, supports_logout: bool) -> Router:
         if setup:
             table.add(method, run, decode=_params(None, decode_setup(type_)))
         else:
-            table.add(method, run, type_, dec_hook=codec.dec_hook, lenient=_params(type_))
+            table.add(method, run, type_, dec_hook=codec.dec_hook, lenient=_params(type_),
+                      cancel=c._cancel_prompt if method == "session/prompt" else None)
     table.add("session/cancel", _route(c._cancel, first=True), S.CancelNotification,
               notification=True, dec_hook=codec.dec_hook, lenient=_params(S.CancelNotification))
     return table
@@ -534,6 +534,10 @@ class AgentConnection:
         stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
         return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
 
+    def _cancel_prompt(self, p: S.PromptRequest | _Invalid) -> None:
+        if isinstance(p, S.PromptRequest):  # ($/cancel_request for the prompt)
+            self.turns.cancel_request(p.session_id)
+
     async def _cancel(self, p: S.CancelNotification) -> None:
         if not self.turns.cancel(p.session_id):
             log.debug("%s: cancel for %s: no turn running", self.name, p.session_id)
@@ -588,13 +592,14 @@ class AgentConnection:
         updates = translate.updates(event, session, self._ctx, replay=replay)
         if not updates:
             return
-        held = None if replay else self._setup.get(session.id)
+        sid = session.id
+        held = None if replay else self._setup.get(sid)
+        if held is not None:
+            held.extend(S.SessionNotification(session_id=sid, update=u) for u in updates)
+            return
+        notify = self.peer.notify
         for update in updates:
-            note = S.SessionNotification(session_id=session.id, update=update)
-            if held is not None:
-                held.append(note)
-            else:
-                await self.peer.notify(UPDATE, note)
+            await notify(UPDATE, S.SessionNotification(session_id=sid, update=update))
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""

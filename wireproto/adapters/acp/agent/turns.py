@@ -2,34 +2,35 @@
 
 Theory of operation
 -------------------
-A ``session/prompt`` handler calls :meth:`TurnRunner.prompt`, which starts
+A ``session/prompt`` handler calls :meth:`TurnRunner.prompt`, which runs
 the turn (:meth:`Runtime.prompt <wireproto.agent.runtime.Runtime.prompt>`)
-in a task of the runner's own task group and waits for it. A task whose
-turn is over parks, and the next turn is handed to a parked task when
-there is one (far cheaper than starting a task per prompt). Every update of
-the turn is therefore queued before the handler returns, so before the
-response (protocol-acp.md#ordering). At most one turn runs per session; another
-prompt for it is :class:`~wireproto.errors.Busy`.
+in the handler's own task: no task switch between the request and its
+turn. Every update of the turn is therefore queued before the handler
+returns, so before the response (protocol-acp.md#ordering). At most one turn
+runs per session; another prompt for it is :class:`~wireproto.errors.Busy`.
 
 * :meth:`TurnRunner.cancel` (``session/cancel``, ``session/close``) asks the
   runtime to cancel the session's turn; the turn ends by itself and its
   prompt answers ``cancelled`` (protocol-acp.md#stop-reasons).
-* When the waiting handler itself is cancelled (``$/cancel_request`` for the
-  prompt, or the connection shutting down) it cancels the turn and waits up
-  to :data:`TURN_GRACE` seconds for it before giving up.
-* :meth:`TurnRunner.stop` (shutdown) cancels every turn, waits up to its
-  grace, then cancels the tasks of the turns that are still running.
+* ``$/cancel_request`` for the prompt does not cancel the handler (the
+  ``session/prompt`` route's ``cancel`` callback is
+  :meth:`TurnRunner.cancel_request`): the turn is cancelled the same way,
+  ends by itself (its updates still go out, an agent that shields itself
+  still learns it through :meth:`Turn.wait_cancelled
+  <wireproto.agent.turn.Turn.wait_cancelled>`), and the prompt answers
+  ``-32800``.
+* :meth:`TurnRunner.stop` (shutdown) cancels every turn and waits up to its
+  grace for them; a turn still running then is cancelled with its handler
+  when the peer closes.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
-import anyio.abc
 
 from wireproto.agent.api import Session
 from wireproto.agent.content import ContentBlock
@@ -37,7 +38,6 @@ from wireproto.agent.events import StopReason
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import Busy, ConnectionClosed, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
-from wireproto.rpc._waiter import Waiter, waiter_factory
 
 __all__ = ["TURN_GRACE", "TurnRunner"]
 
@@ -46,30 +46,28 @@ log = logging.getLogger(__name__)
 TURN_GRACE = 2.0
 """Seconds a cancelled turn gets to end by itself."""
 
-MAX_PARKED = 64
-"""Turn tasks kept parked for the next turns, at most."""
 
+class _InFlight:
+    """One ``session/prompt`` whose turn runs."""
 
-@dataclasses.dataclass
-class _TurnBox:
-    """One ``session/prompt`` in flight: its turn task and outcome."""
+    __slots__ = ("_over", "finished", "request_cancelled", "session")
 
-    session: Session
-    content: list[ContentBlock]
-    done: anyio.Event = dataclasses.field(default_factory=anyio.Event)
-    cancelled: bool = False  # cancelled before the turn started
-    stop: StopReason = StopReason.CANCELLED
-    error: BaseException | None = None
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.finished = False
+        self.request_cancelled = False  # by $/cancel_request: answered -32800
+        self._over: anyio.Event | None = None  # made when someone waits
 
+    def finish(self) -> None:
+        self.finished = True
+        if self._over is not None:
+            self._over.set()
 
-class _Parked:
-    """A turn task waiting to be handed the next turn."""
-
-    __slots__ = ("box", "event")
-
-    def __init__(self, event: Waiter) -> None:
-        self.event = event
-        self.box: _TurnBox | None = None
+    async def wait(self) -> None:
+        if not self.finished:
+            if self._over is None:
+                self._over = anyio.Event()
+            await self._over.wait()
 
 
 class TurnRunner:
@@ -83,116 +81,71 @@ class TurnRunner:
     def __init__(self, runtime: Runtime, name: str) -> None:
         self.runtime = runtime
         self.name = name
-        self._group: anyio.abc.TaskGroup | None = None
-        self._turns: dict[str, _TurnBox] = {}
-        self._parked: list[_Parked] = []
-        self._new_waiter: Callable[[], Waiter] | None = None
+        self._running = False
+        self._turns: dict[str, _InFlight] = {}
 
     def __len__(self) -> int:
         return len(self._turns)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Own the turns' task group; leaving it cancels what still runs."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            self._new_waiter = waiter_factory()
-            try:
-                yield
-            finally:
-                group.cancel_scope.cancel()
-                self._group = None
-                self._parked.clear()
+        """Accept turns while inside."""
+        self._running = True
+        try:
+            yield
+        finally:
+            self._running = False
 
     async def prompt(self, session: Session, content: list[ContentBlock]) -> StopReason:
-        """Run one turn of ``session`` and return its stop reason.
+        """Run one turn of ``session`` (in the calling task) and return its stop reason.
 
         Raises:
             Busy: a turn is already running in the session.
             LocalProtocolError: the runner is not :meth:`running`.
-            RpcError: ``-32603`` when the connection closed during the turn.
+            RpcError: ``-32603`` when the connection closed during the turn,
+                ``-32800`` when the prompt was cancelled (:meth:`cancel_request`).
             Exception: whatever the agent raised.
         """
         if session.id in self._turns or session.turn is not None:
             raise Busy("An agent turn is already in progress")
-        if self._group is None:
+        if not self._running:
             raise LocalProtocolError("the turn runner is not running")
-        box = _TurnBox(session, content)
-        self._turns[session.id] = box
-        if self._parked:  # reuse a parked task
-            parked = self._parked.pop()
-            parked.box = box
-            parked.event.set()
-        else:
-            self._group.start_soon(self._work, box)
+        flight = self._turns[session.id] = _InFlight(session)
         try:
-            await box.done.wait()
-        except anyio.get_cancelled_exc_class():  # $/cancel_request, or shutting down
-            with anyio.CancelScope(shield=True), anyio.move_on_after(TURN_GRACE):
-                self._cancel(box)
-                await box.done.wait()
-            raise
-        if isinstance(box.error, ConnectionClosed):
-            raise RpcError(ErrorCode.INTERNAL_ERROR, "The connection closed during the turn")
-        if box.error is not None:
-            raise box.error
-        return box.stop
+            stop = await self.runtime.prompt(session, content)
+        except ConnectionClosed as exc:
+            log.warning("%s: turn of %s failed: %s", self.name, session.id, exc)
+            raise RpcError(ErrorCode.INTERNAL_ERROR,
+                           "The connection closed during the turn") from exc
+        finally:
+            del self._turns[session.id]
+            flight.finish()
+        if flight.request_cancelled:
+            raise RpcError(ErrorCode.REQUEST_CANCELLED, "Request cancelled")
+        return stop
 
     def cancel(self, session_id: str) -> bool:
         """Cancel the session's running turn; ``False`` when none runs."""
-        box = self._turns.get(session_id)
-        if box is None:
+        flight = self._turns.get(session_id)
+        if flight is None:
             return False
-        self._cancel(box)
+        self.runtime.cancel(flight.session)
         return True
 
+    def cancel_request(self, session_id: str) -> None:
+        """The client cancelled the prompt request: cancel its turn, answer ``-32800``."""
+        flight = self._turns.get(session_id)
+        if flight is not None:
+            flight.request_cancelled = True
+            self.runtime.cancel(flight.session)
+
     async def stop(self, grace: float) -> None:
-        """Cancel every turn; after ``grace`` seconds, cancel the tasks still running."""
-        boxes = list(self._turns.values())
-        for box in boxes:
-            self._cancel(box)
+        """Cancel every turn; wait up to ``grace`` seconds for them to end."""
+        flights = list(self._turns.values())
+        for flight in flights:
+            self.runtime.cancel(flight.session)
         with anyio.move_on_after(grace):
-            for box in boxes:
-                await box.done.wait()
-        if not all(box.done.is_set() for box in boxes) and self._group is not None:
-            log.warning("%s: turns did not end in time; cancelling them", self.name)
-            self._group.cancel_scope.cancel()
-
-    async def _work(self, box: _TurnBox) -> None:
-        """Run turns: this one, then those handed over while parked."""
-        while True:
-            await self._run(box)
-            if self._new_waiter is None or len(self._parked) >= MAX_PARKED:
-                return
-            parked = _Parked(self._new_waiter())
-            self._parked.append(parked)
-            try:
-                await parked.event.wait()
-            except BaseException:  # cancelled while parked: the runner stops
-                if parked.box is None:
-                    if parked in self._parked:
-                        self._parked.remove(parked)
-                else:  # handed a turn just now: it ends before it starts
-                    parked.box.cancelled = True
-                    await self._run(parked.box)
-                raise
-            assert parked.box is not None
-            box = parked.box
-
-    async def _run(self, box: _TurnBox) -> None:
-        try:
-            if not box.cancelled:
-                box.stop = await self.runtime.prompt(box.session, box.content)
-        except ConnectionClosed as exc:
-            log.warning("%s: turn of %s failed: %s", self.name, box.session.id, exc)
-            box.error = exc
-        except Exception as exc:
-            box.error = exc
-        finally:
-            if self._turns.get(box.session.id) is box:
-                del self._turns[box.session.id]
-            box.done.set()
-
-    def _cancel(self, box: _TurnBox) -> None:
-        box.cancelled = True
-        self.runtime.cancel(box.session)
+            for flight in flights:
+                await flight.wait()
+        if not all(flight.finished for flight in flights):
+            log.warning("%s: turns did not end in time", self.name)

@@ -1,0 +1,207 @@
+"""The relay over pipes: bytes pass unchanged however they are chunked, observers see
+each message once and in order, and the relay ends like ``relay_messages``."""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import anyio
+import pytest
+
+from wireproto.proxy import Direction, RelayedMessage, TraceWriter, relay_messages, relay_pipes
+from wireproto.transports.memory import memory_pair
+from wireproto.transports.stdio import FdReceiveStream, FdSendStream, StdioStream
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Ends:
+    """The raw pipe ends around the relay: what the client and the agent hold."""
+
+    client_w: int  # the client writes here
+    client_r: int  # and reads the agent's answers here
+    agent_r: int  # the agent reads what the client sent here
+    agent_w: int  # and writes its answers here
+
+    def close(self, *names: str) -> None:
+        for name in names:
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+
+
+async def _read(fd: int, size: int) -> bytes:
+    """Read exactly ``size`` bytes (fewer at the end of the pipe)."""
+    got = b""
+    while len(got) < size:
+        chunk = await anyio.to_thread.run_sync(os.read, fd, size - len(got))
+        if not chunk:
+            break
+        got += chunk
+    return got
+
+
+@asynccontextmanager
+async def _pipes() -> AsyncIterator[tuple[StdioStream, StdioStream, Ends]]:
+    """A front and a back stream over pipes, as ``wireproto proxy`` has on stdio."""
+    front_r, client_w = os.pipe()
+    client_r, front_w = os.pipe()
+    agent_r, back_w = os.pipe()
+    back_r, agent_w = os.pipe()
+    front = StdioStream(FdReceiveStream(front_r), FdSendStream(front_w))
+    back = StdioStream(FdReceiveStream(back_r), FdSendStream(back_w))
+    ends = Ends(client_w, client_r, agent_r, agent_w)
+    try:
+        yield front, back, ends
+    finally:
+        await front.aclose()
+        await back.aclose()
+        ends.close("client_w", "client_r", "agent_r", "agent_w")
+
+
+class Batches:
+    """An observer taking batches, as a trace writer does."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, list[bytes]]] = []
+
+    def __call__(self, message: RelayedMessage) -> None:
+        raise AssertionError("a batch observer is shown batches")
+
+    def batch(self, direction: str, messages: list[bytes], at: float) -> None:
+        self.seen.append((direction, list(messages)))
+
+
+async def test_chunks_pass_unchanged_and_observers_see_each_message_in_order() -> None:
+    seen: list[RelayedMessage] = []
+    batches = Batches()
+    sink = io.BytesIO()
+    sent = [b'{"id":1}\n', b'{"id":2,"x" : "spaces kept"}\r\n\n  \n[3', b']\n', b'{"id"',
+            b':4}\n{"id":5}\n']
+    async with _pipes() as (front, back, ends), anyio.create_task_group() as tg:
+        tg.start_soon(relay_pipes, front, back, [seen.append, batches, TraceWriter(sink)])
+        for chunk in sent:
+            os.write(ends.client_w, chunk)
+            await anyio.sleep(0.02)  # (separate reads, as far as the pipe goes)
+        expected = b"".join(sent)
+        assert await _read(ends.agent_r, len(expected)) == expected  # every byte, unchanged
+        os.write(ends.agent_w, b"not json\n")
+        assert await _read(ends.client_r, 9) == b"not json\n"
+        ends.close("agent_w")  # the agent's end ends the relay
+    messages = [(m.direction, m.data) for m in seen]
+    assert messages == [
+        (Direction.TO_AGENT, b'{"id":1}'), (Direction.TO_AGENT, b'{"id":2,"x" : "spaces kept"}'),
+        (Direction.TO_AGENT, b"[3]"), (Direction.TO_AGENT, b'{"id":4}'),
+        (Direction.TO_AGENT, b'{"id":5}'), (Direction.TO_CLIENT, b"not json"),
+    ]
+    assert [m for _, ms in batches.seen for m in ms] == [data for _, data in messages]
+    assert ("send", [b'{"id":4}', b'{"id":5}']) in batches.seen  # read together: one batch
+    assert [m.time for m in seen] == sorted(m.time for m in seen)
+    lines = sink.getvalue().splitlines()
+    assert [line.split(b'"dir":', 1)[1] for line in lines] == [
+        b'"send","msg":{"id":1}}', b'"send","msg":{"id":2,"x" : "spaces kept"}}',
+        b'"send","msg":[3]}', b'"send","msg":{"id":4}}', b'"send","msg":{"id":5}}',
+        b'"recv","text":"not json"}',
+    ]
+
+
+async def test_the_clients_end_closes_the_agents_input_and_the_agent_still_answers() -> None:
+    async with _pipes() as (front, back, ends):
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay_pipes, front, back)
+                os.write(ends.client_w, b'{"id":1}\n{"unterminated":true}')
+                ends.close("client_w")
+                # the last line comes whole, with a newline, then the end
+                assert await _read(ends.agent_r, 1000) == b'{"id":1}\n{"unterminated":true}\n'
+                os.write(ends.agent_w, b'{"id":1,"result":{}}\n')
+                assert await _read(ends.client_r, 21) == b'{"id":1,"result":{}}\n'
+                ends.close("agent_w")  # the agent's end: the relay returns
+
+
+async def test_stop_ends_the_agents_input_while_the_client_is_still_there() -> None:
+    stop = anyio.Event()
+    async with _pipes() as (front, back, ends):
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(lambda: relay_pipes(front, back, stop=stop))
+                os.write(ends.client_w, b'{"id":1}\n')
+                assert await _read(ends.agent_r, 9) == b'{"id":1}\n'
+                stop.set()
+                assert await _read(ends.agent_r, 1) == b""  # the agent sees its input end
+                os.write(ends.agent_w, b'{"bye":1}\n')  # and may still answer
+                assert await _read(ends.client_r, 10) == b'{"bye":1}\n'
+                ends.close("agent_w")
+        assert ends.client_w >= 0  # the client never closed anything
+
+
+async def test_cancelling_the_relay_stops_both_threads_even_behind_a_full_pipe() -> None:
+    async with _pipes() as (front, back, ends):
+        with anyio.fail_after(10):
+            with anyio.CancelScope() as scope:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(relay_pipes, front, back)
+                    big = b'{"x":"' + b"y" * 200_000 + b'"}\n'  # the client reads none of it
+                    await anyio.to_thread.run_sync(os.write, ends.agent_w, big)
+                    await anyio.sleep(0.1)
+                    scope.cancel()
+        assert scope.cancelled_caught
+
+
+async def test_a_line_over_the_limit_is_dropped_and_the_next_one_passes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    seen: list[RelayedMessage] = []
+    async with _pipes() as (front, back, ends), anyio.create_task_group() as tg:
+        tg.start_soon(lambda: relay_pipes(front, back, [seen.append], max_bytes=100))
+        os.write(ends.client_w, b'{"big":"' + b"z" * 150)
+        await anyio.sleep(0.02)
+        os.write(ends.client_w, b'"}\n{"ok":1}\n' + b"w" * 120 + b"\n[2]\n")
+        assert await _read(ends.agent_r, 13) == b'{"ok":1}\n[2]\n'
+        ends.close("agent_w")
+    assert [m.data for m in seen] == [b'{"ok":1}', b"[2]"]
+    assert caplog.text.count("dropped: larger than 100 bytes") == 2
+
+
+async def test_only_streams_over_descriptors_are_pumped_by_threads() -> None:
+    client_end, front = memory_pair()
+    async with _pipes() as (_, back, _ends), client_end, front:
+        with pytest.raises(TypeError, match="stdio or subprocess stream"):
+            await relay_pipes(front, back)
+
+
+async def test_relay_messages_shows_a_batch_observer_each_message_as_a_batch() -> None:
+    client_end, front = memory_pair()
+    back, agent_end = memory_pair()
+    batches = Batches()
+    stop = anyio.Event()
+    async with client_end, front, back, agent_end, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: relay_messages(front, back, [batches], stop=stop))
+        await client_end.send(b'{"id":1}')
+        assert await agent_end.receive() == b'{"id":1}'
+        stop.set()  # as if the client had ended: the agent's input ends
+        with pytest.raises(anyio.EndOfStream):
+            await agent_end.receive()
+        await agent_end.send(b'{"id":1,"result":{}}')
+        assert await client_end.receive() == b'{"id":1,"result":{}}'
+        await agent_end.aclose()
+    assert batches.seen == [("send", [b'{"id":1}']), ("recv", [b'{"id":1,"result":{}}'])]
+
+
+async def test_relay_messages_shows_what_one_read_brought_as_one_batch() -> None:
+    client_end, front = memory_pair()
+    batches = Batches()
+    async with _pipes() as (_, back, ends), client_end, front:
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay_messages, front, back, [batches])
+                os.write(ends.agent_w, b'{"n":1}\n{"n":2}\n')  # one write, one read
+                assert [await client_end.receive() for _ in range(2)] == [b'{"n":1}', b'{"n":2}']
+                ends.close("agent_w")
+    assert batches.seen == [("recv", [b'{"n":1}', b'{"n":2}'])]
