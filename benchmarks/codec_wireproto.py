@@ -4,11 +4,13 @@
   ``Router`` holds the methods as the ACP adapter registers them (params
   Struct, ``dec_hook=acp.codec.dec_hook``, lenient fallback);
   ``Decoder(ACP_DIALECT, router).decode`` validates the envelope and, in the
-  same pass, the params (or, for large input with union tags last, decodes to
-  builtins and converts); ``Decoder.decode_params(method, params,
-  route.params_type, route.decode)`` then hands out the decoded params;
-* decode, responses: ``Decoder.decode`` of the envelope with ``result`` kept as
-  ``msgspec.Raw``, then ``wireproto.adapters.acp.codec.decode`` into the
+  same msgspec call, the params (or, for large input with union tags last,
+  decodes to builtins and converts) into a ``Call``; the route is looked up
+  (the peer dispatches with it) and the ``Call``'s params are the handler's
+  argument (``Decoder.decode_params(method, params, route.params_type,
+  route.decode)`` for a message the one pass left to two);
+* decode, responses: ``Decoder.decode`` of the envelope (one msgspec call)
+  with ``result`` kept as ``msgspec.Raw``, then ``wireproto.adapters.acp.codec.decode`` into the
   result Struct (strict msgspec decoder built once per type, the schema's
   leniency only if the strict pass fails — it never does here);
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
