@@ -163,3 +163,24 @@ def test_bench_stream_memory_json_shape() -> None:
     (one,) = runs
     assert one["count"] == 5 and one["peak"] >= one["rss_before"] > 0
     assert 0 < one["queued_peak"] <= one["budget"] + one["size"] + 1024
+
+
+@pytest.mark.timeout(120)
+def test_bench_proxy_json_shape() -> None:
+    out = run_json("bench_proxy.py")
+    assert out["benchmark"] == "proxy"
+    check_machine(out["machine"])
+    results = out["results"]
+    assert set(results) == {"direct", "relay", "relay+trace", "translate", "ws direct",
+                            "ws relay+trace"}
+    assert set(results["translate"]) == {"prompt"}
+    assert set(results["direct"]) == set(results["relay+trace"]) == {"request", "prompt"}
+    for name, workloads in results.items():
+        for row in workloads.values():
+            assert positive(row["latency"]) and positive(row["cpu"])
+            assert row["messages"] >= 4
+            if name not in ("direct", "ws direct"):
+                assert positive(row["cpu_ratio"]) and math.isfinite(row["added_latency"])
+    assert set(out["targets"]) == {"request", "prompt"}
+    for target in out["targets"].values():
+        assert isinstance(target["met"], bool)

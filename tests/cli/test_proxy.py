@@ -144,3 +144,18 @@ def test_a_recording_relay_stops_on_sigterm_with_the_trace_complete(
     assert "exited with status 0" in kit.log_file("proxy", proxy.pid).read_text()
     lines = [json.loads(line) for line in trace.read_text().splitlines()]
     assert [(line["dir"], line["msg"].get("id")) for line in lines] == [("send", 0), ("recv", 0)]
+
+
+def test_a_recording_relay_over_websocket_traces_each_message(kit: Any, tmp_path: Any) -> None:
+    trace = tmp_path / "ws.jsonl"
+    server, base, token = kit.ws("proxy", "--serve", "acp", "--agent-protocol", "acp",
+                                 "--trace", str(trace), "--ws", "0", "--", *kit.wireproto, "acp")
+    with connect(f"{base}/?token={token}") as ws:
+        sent = json.dumps(kit.acp_init, separators=(",", ":"))
+        ws.send(sent)
+        answer = ws.recv(timeout=kit.limit)
+        assert json.loads(answer)["id"] == 0
+    assert kit.stop(server) == 0
+    lines = trace.read_text().splitlines()
+    assert [json.loads(line)["dir"] for line in lines] == ["send", "recv"]
+    assert lines[0].endswith(f'"msg":{sent}}}') and lines[1].endswith(f'"msg":{answer}}}')

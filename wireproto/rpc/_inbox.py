@@ -39,11 +39,19 @@ from wireproto.jsonrpc.messages import Notification
 from wireproto.rpc._waiter import Waiter, wake
 from wireproto.rpc.router import Route
 
-__all__ = ["Inbox"]
+__all__ = ["Inbox", "run_logged"]
 
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
 _Item = tuple[Route | None, Any]  # (route, notification) or (None, callback)
+
+
+def run_logged(callback: Callable[[], None]) -> None:
+    """Call ``callback``; log what it raises (callbacks queued in order must not)."""
+    try:
+        callback()
+    except Exception:
+        log.exception("in-order callback failed")
 
 
 class Inbox:

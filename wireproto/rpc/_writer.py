@@ -11,12 +11,14 @@ notifications) is written back to back, nothing in between.
 
 Two ways in, by what the message needs:
 
-* :meth:`Writer.send_soon` (requests, answers: a round trip waits for them).
+* :meth:`Writer.send_soon` / :meth:`Writer.put_soon` (answers, a lone
+  request: a round trip waits for them).
   When the writer task is idle and nothing is queued, a single message (not a
   list item) is written at once by the producer itself if the stream can take it without waiting
   (:class:`SupportsTrySend`, e.g. a pipe with room): no task switch, no
   event-loop iteration before the bytes leave. Otherwise it is queued.
-* :meth:`Writer.send` (notifications: they come in bursts). The message is
+* :meth:`Writer.send` / :meth:`Writer.send_nowait` (notifications, requests
+  among others: they come in bursts). The message is
   queued and the producer goes on without yielding while there is room,
   except once every :data:`YIELD_EVERY` messages, so a burst is written in a
   few large writes and a loop of ``notify`` calls still lets others run.

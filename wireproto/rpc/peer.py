@@ -25,11 +25,14 @@ many idle connections keeps only its readers):
   when a message first waits for it) owns the output.
   Producers encode their message and put the bytes on a bounded queue
   (waiting when it is full); the writer task coalesces whatever is queued
-  into one transport write when the stream supports ``send_many``. A request
-  or an answer finding the writer idle and the queue empty is written at
-  once by its producer when the stream can take it without waiting (a pipe
-  with room): a round trip then costs no extra task switch. Notifications
-  are queued without a yield per message, so a burst leaves in a few writes.
+  into one transport write when the stream supports ``send_many``. An answer,
+  or a request made while no other is outstanding, finding the writer idle
+  and the queue empty is written at once by its producer when the stream can
+  take it without waiting (a pipe with room): a round trip then costs no
+  extra task switch. A request made while others are outstanding is queued,
+  so the requests a burst of responses sets off leave in one write.
+  Notifications are queued without a yield per message, so a burst leaves
+  in a few writes.
   A handler returning a :class:`~.router.Reply` puts its response and
   follow-up notifications on the queue as *one* item, so they are written
   back to back.
@@ -57,7 +60,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import anyio
 import anyio.abc
@@ -73,8 +76,6 @@ from wireproto.errors import (
     LocalProtocolError,
     MessageTooLarge,
     RemoteProtocolError,
-    RequestCancelled,
-    RpcError,
 )
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
@@ -86,7 +87,8 @@ from wireproto.jsonrpc.codec import (
 )
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
-from wireproto.rpc._inbox import Inbox
+from wireproto.rpc._inbox import Inbox, run_logged
+from wireproto.rpc._pending import Pending, raise_failure
 from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
 from wireproto.rpc._writer import DEFAULT_MAX_BYTES, STREAM_GONE, SupportsSendMany, Writer
 from wireproto.rpc.router import Router
@@ -134,53 +136,6 @@ class PeerStats:
     send_waiting: int
     send_bytes: int = 0
     send_peak_bytes: int = 0
-
-
-class _InOrder:
-    """A callback queued in the inbox behind the notifications received before it."""
-
-    __slots__ = ("callback",)
-
-    def __init__(self, callback: Callable[[], None]) -> None:
-        self.callback = callback
-
-    def run(self) -> None:
-        try:
-            self.callback()
-        except Exception:
-            log.exception("in-order callback failed")
-
-
-class _Pending:
-    """One outgoing request waiting for its response."""
-
-    __slots__ = ("event", "method", "on_response", "ordered", "queued", "response")
-
-    def __init__(
-        self,
-        method: str,
-        ordered: bool,
-        event: Waiter,
-        on_response: Callable[[IncomingResponse], None] | None = None,
-    ) -> None:
-        self.method = method
-        self.ordered = ordered  # wait for earlier notifications before resolving
-        self.on_response = on_response
-        self.event = event
-        self.queued = False  # its response waits in the inbox behind notifications
-        self.response: IncomingResponse | BaseException | None = None
-
-    def resolve(self, response: IncomingResponse | BaseException) -> None:
-        if self.response is None:
-            self.response = response
-            if self.on_response is not None and isinstance(response, IncomingResponse):
-                try:
-                    self.on_response(response)
-                except Exception:
-                    log.exception("on_response hook for %s failed", self.method)
-            event = self.event
-            if not event.done():
-                event.set_result(None)
 
 
 class Peer:
@@ -250,7 +205,7 @@ class Peer:
         )
         self._inbox_size = inbox_size
         self._ids = itertools.count()
-        self._pending: dict[tuple[type, Id], _Pending] = {}
+        self._pending: dict[tuple[type, Id], Pending] = {}
         self._closed_cause: BaseException | None = None
         self._closed = False
         self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
@@ -350,12 +305,11 @@ class Peer:
         start routing notifications somewhere new from a precise point of
         the inbound stream). It must not raise (exceptions are logged).
         """
-        marker = _InOrder(callback)
         inbox = self._inbox
         if inbox is None or not inbox.busy:
-            marker.run()
+            run_logged(callback)
         else:
-            inbox.later(marker.run)
+            inbox.later(functools.partial(run_logged, callback))
 
     def stats(self) -> PeerStats:
         """Return the current queue sizes (for monitoring and tests)."""
@@ -492,12 +446,13 @@ class Peer:
         ordered = (
             inbox is None or not inbox.handling or anyio.get_current_task().id != inbox.task_id
         )
-        slot = self._pending[key] = _Pending(method, ordered, self._waiter(), on_response)
+        slot = self._pending[key] = Pending(method, ordered, self._waiter(), on_response)
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
-            if not self._writer.put_soon(data):
-                await self._writer.send_soon(data)
+            writer = self._writer  # (alone: at once; among others: with them)
+            if not (writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)):
+                await writer.send_soon(data)
             sent = True
             if on_sent is not None:
                 on_sent()
@@ -512,7 +467,7 @@ class Peer:
                 await self._send_cancel(rid)
         response = slot.response
         if not isinstance(response, IncomingResponse) or response.error is not None:
-            self._raise_failure(response)
+            raise_failure(response)
         assert isinstance(response.result, msgspec.Raw)
         try:
             return self._decoder.decode_result(response.result, result_type)
@@ -527,18 +482,6 @@ class Peer:
                 await self.notify(self.cancel_method, {self.cancel_param: rid})
             except ConnectionClosed:
                 pass
-
-    @staticmethod
-    def _raise_failure(response: IncomingResponse | BaseException | None) -> NoReturn:
-        """Raise what a request that got no result ends with."""
-        if isinstance(response, BaseException):
-            raise response
-        assert response is not None and response.error is not None
-        e = response.error
-        data = None if e.data is UNSET else e.data
-        if e.code == ErrorCode.REQUEST_CANCELLED:
-            raise RequestCancelled(e.message, data)
-        raise RpcError(e.code, e.message, data)
 
     # --------------------------------------------------------------- reading
 

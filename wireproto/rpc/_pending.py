@@ -1,0 +1,84 @@
+"""Outgoing requests waiting for their response (a part of the peer).
+
+The peer keeps one :class:`Pending` per request it sent, by id, until the
+request ends. The reader resolves it with the response (at once, or through
+the inbox behind the notifications that preceded the response on the wire),
+or the peer with the exception that ended the connection; the requesting
+task wakes, and :func:`raise_failure` turns whatever is not a result into the
+exception the request raises.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import NoReturn
+
+from msgspec import UNSET
+
+from wireproto.errors import RequestCancelled, RpcError
+from wireproto.jsonrpc.codec import IncomingResponse
+from wireproto.jsonrpc.messages import ErrorCode
+from wireproto.rpc._waiter import Waiter
+
+__all__ = ["Pending", "raise_failure"]
+
+log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
+
+
+class Pending:
+    """One outgoing request waiting for its response.
+
+    Args:
+        method: the request's method (for messages).
+        ordered: whether its response waits for the notifications before it.
+        event: set once :attr:`response` is.
+        on_response: called with the response when it is delivered.
+    """
+
+    __slots__ = ("event", "method", "on_response", "ordered", "queued", "response")
+
+    def __init__(
+        self,
+        method: str,
+        ordered: bool,
+        event: Waiter,
+        on_response: Callable[[IncomingResponse], None] | None = None,
+    ) -> None:
+        self.method = method
+        self.ordered = ordered
+        self.on_response = on_response
+        self.event = event
+        self.queued = False  # its response waits in the inbox behind notifications
+        self.response: IncomingResponse | BaseException | None = None
+
+    def resolve(self, response: IncomingResponse | BaseException) -> None:
+        """Deliver ``response`` (the first one wins) and wake the requesting task."""
+        if self.response is None:
+            self.response = response
+            if self.on_response is not None and isinstance(response, IncomingResponse):
+                try:
+                    self.on_response(response)
+                except Exception:
+                    log.exception("on_response hook for %s failed", self.method)
+            event = self.event
+            if not event.done():
+                event.set_result(None)
+
+
+def raise_failure(response: IncomingResponse | BaseException | None) -> NoReturn:
+    """Raise what a request that got no result ends with.
+
+    Raises:
+        RequestCancelled: the peer answered ``-32800``.
+        RpcError: any other error answer.
+        BaseException: ``response`` itself, when it is an exception.
+    """
+    if isinstance(response, BaseException):
+        raise response
+    assert response is not None and response.error is not None
+    e = response.error
+    data = None if e.data is UNSET else e.data
+    if e.code == ErrorCode.REQUEST_CANCELLED:
+        raise RequestCancelled(e.message, data)
+    raise RpcError(e.code, e.message, data)
