@@ -82,12 +82,17 @@ class Inbox:
         self.task_id: int | None = None
         """The id of the inbox task (once it runs)."""
 
-    def start(self, tg: anyio.abc.TaskGroup, scope: anyio.CancelScope) -> None:
-        """Start the task in ``tg``, inside ``scope`` (cancelling it ends the task)."""
-        tg.start_soon(self._scoped, scope)
+    def start(self, tg: anyio.abc.TaskGroup) -> None:
+        """Start the task in ``tg``, in a cancel scope of its own (see :meth:`stop`)."""
+        self._scope = anyio.CancelScope()
+        tg.start_soon(self._scoped)
 
-    async def _scoped(self, scope: anyio.CancelScope) -> None:
-        with scope:
+    def stop(self) -> None:
+        """End the task (it works on after the input ended, until this is called)."""
+        self._scope.cancel()
+
+    async def _scoped(self) -> None:
+        with self._scope:
             await self._run()
 
     # --------------------------------------------------------------- putting

@@ -45,10 +45,9 @@ backlog are answered ``-32800``; within ``flush_timeout`` the handlers finish
 and the writer flushes what is queued. Then every task that is left is
 cancelled and the stream is closed. No task outlives the peer.
 
-On asyncio (with the fast paths on) the reader is a bare asyncio task the
-peer joins on closing, not a task of its anyio task group: anyio's
-bookkeeping of a task (a handle, two cancel scopes, an event) costs ~2.7 KiB
-per connection. It runs in its own cancel scope all the same.
+On asyncio (fast paths on) the reader is a bare asyncio task the peer joins
+on closing, in its own cancel scope: anyio's bookkeeping of a task costs
+~2.7 KiB per connection.
 """
 
 from __future__ import annotations
@@ -68,7 +67,7 @@ import anyio.lowlevel
 import msgspec
 from msgspec import UNSET
 
-from wireproto._backend import running_asyncio_loop
+from wireproto._backend import join_task, running_asyncio_loop
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import (
     ConnectionClosed,
@@ -211,7 +210,6 @@ class Peer:
         self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
         self._tg: anyio.abc.TaskGroup | None = None
         self._inbox: Inbox | None = None  # created at the first notification (_open_inbox)
-        self._inbox_scope: anyio.CancelScope | None = None  # the inbox task's
         self._reader: asyncio.Task[None] | None = None  # on asyncio (else a task of _tg)
 
     @property
@@ -255,9 +253,7 @@ class Peer:
         """
         assert self._tg is not None
         inbox = self._inbox = Inbox(self._decoder, self._inbox_size, self.name, self._waiter)
-        # (cancelled with the reader on closing; works on after the input ended)
-        self._inbox_scope = anyio.CancelScope()
-        inbox.start(self._tg, self._inbox_scope)
+        inbox.start(self._tg)  # (stopped with the reader on closing)
         return inbox
 
     async def __aexit__(
@@ -268,8 +264,8 @@ class Peer:
     ) -> bool | None:
         assert self._tg is not None
         self._receive_scope.cancel()
-        if self._inbox_scope is not None:
-            self._inbox_scope.cancel()
+        if self._inbox is not None:
+            self._inbox.stop()
         self._handlers.close()
         self._mark_closed(ConnectionClosed("connection closed locally"), force=True)
         with anyio.move_on_after(self.flush_timeout, shield=True):
@@ -280,7 +276,7 @@ class Peer:
         try:
             await self._tg.__aexit__(None, None, None)
         finally:
-            failed = None if self._reader is None else await self._join_reader(self._reader)
+            failed = None if self._reader is None else await join_task(self._reader)
             self._writer.discard()  # even if a task never started
             self._inbox = None  # (its task has ended: call_in_order runs at once)
             with anyio.CancelScope(shield=True):
@@ -288,14 +284,6 @@ class Peer:
             if failed is not None:
                 raise failed
         return None
-
-    @staticmethod
-    async def _join_reader(reader: asyncio.Task[None]) -> BaseException | None:
-        """Wait for the reader task (its scope was cancelled); return what it raised."""
-        if not reader.done():
-            with anyio.CancelScope(shield=True):
-                await asyncio.wait((reader,))
-        return None if reader.cancelled() else reader.exception()
 
     def call_in_order(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` once every notification received so far was handled.
@@ -336,13 +324,12 @@ class Peer:
             return
         # a waiter per waiting task (an anyio.Event costs ~1.5 KiB per connection)
         waiter = (self._waiter if self._tg is not None else _EventWaiter)()
-        if self._close_waiters is None:
-            self._close_waiters = []
-        self._close_waiters.append(waiter)
+        waiters = self._close_waiters = self._close_waiters or []
+        waiters.append(waiter)
         try:
             await waiter
         finally:
-            self._close_waiters.remove(waiter)
+            waiters.remove(waiter)
 
     async def wait_idle(self) -> None:
         """Wait until no inbound request is being handled or waiting in the backlog.
@@ -489,9 +476,7 @@ class Peer:
         try:
             with self._receive_scope:
                 await self._read_loop()
-        except BaseException:
-            # as for any failing task of the task group (the bare asyncio reader
-            # is not one): the peer's body is cancelled; closing raises it
+        except BaseException:  # as for a failing task of the group: the body is cancelled
             assert self._tg is not None
             self._tg.cancel_scope.cancel()
             raise
