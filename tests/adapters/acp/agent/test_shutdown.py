@@ -18,8 +18,11 @@ import pytest
 from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
+from wireproto.adapters.acp.agent.connection import SHUTDOWN_BUDGET
 from wireproto.agent.api import Session
 from wireproto.agent.demo import DemoAgent
+from wireproto.agent.events import StopReason
+from wireproto.agent.turn import Turn
 from wireproto.transports.memory import memory_pair
 
 from ..conftest import RawAcp, chunk
@@ -110,6 +113,31 @@ async def test_end_of_input_fails_pending_client_requests(workdir: Path) -> None
         await served.wait()
     assert agent.closed == [sid]
     assert not (workdir / "y.txt").exists()
+
+
+class Flooding(Recording):
+    """Sends chunks as fast as it can: a client that does not read fills the queue."""
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        while True:
+            await turn.say("more")
+
+
+@pytest.mark.slow  # waits out the turn grace (seconds): slow tier
+async def test_stop_with_a_turn_stuck_on_a_client_that_stopped_reading(workdir: Path) -> None:
+    agent = Flooding()
+    ours, theirs = memory_pair()
+    stop = anyio.Event()
+    client = RawAcp(ours)
+    with anyio.fail_after(units(SHUTDOWN_BUDGET + 1)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: serve_acp(agent, theirs, stop=stop))
+            sid, _ = await _running(client, workdir, "go")
+            await client.wait_for(chunk("more"))
+            await anyio.wait_all_tasks_blocked()  # the turn waits for room, never made
+            stop.set()  # serve returns (the task group waits for it) without a read
+    await ours.aclose()
+    assert agent.closed == [sid]
 
 
 async def test_stop_when_idle(workdir: Path) -> None:

@@ -367,11 +367,15 @@ class AgentConnection:
                         await self._shut_down(peer)
             finally:
                 self._peer = None
+                with anyio.CancelScope(shield=True), anyio.move_on_after(_HANDLER_GRACE):
+                    await self.runtime.detach(self)  # (after a turn that outlived the grace)
 
     async def _shut_down(self, peer: Peer) -> None:
         with anyio.CancelScope(shield=True):
             log.debug("%s: shutting down (%d turns running)", self.name, len(self.turns))
             await self.turns.stop(TURN_GRACE)
+            if self.turns:  # (e.g. stuck on a client that stopped reading: the peer's
+                return  # close cancels their handlers, the sessions are closed after it)
             with anyio.move_on_after(_HANDLER_GRACE):
                 await peer.wait_idle()
             with anyio.move_on_after(_HANDLER_GRACE):
