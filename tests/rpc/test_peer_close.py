@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from timeouts import units
 
-from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.errors import ConnectionClosed, RpcError, first_leaf
 from wireproto.jsonrpc.codec import ACP_DIALECT, MCP_DIALECT, WIRE_DIALECT, Dialect
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
@@ -292,3 +292,29 @@ async def test_a_response_queued_behind_notifications_survives_end_of_input() ->
             release.set()
         assert handled == [1, 2]
         assert result == ["done"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_bare_asyncio_reader_is_joined_and_what_it_raises_is_raised() -> None:
+    # (with the fast paths off the reader is a task of the peer's task group)
+    from wireproto._switches import FAST_PATHS
+
+    class Boom(BaseException):
+        pass
+
+    a, b = memory_pair()
+    peer = Peer(a)
+
+    async def receive() -> bytes:
+        raise Boom
+
+    with anyio.fail_after(units(2)), pytest.raises(BaseException) as info:
+        async with peer:
+            a.receive = receive  # type: ignore[method-assign]  # the next read fails
+            await b.send(b'{"jsonrpc":"2.0","method":"x"}\n')
+            await peer.wait_closed()  # cancelled: the reader failed
+    await b.aclose()
+    assert isinstance(first_leaf(info.value), Boom)
+    assert isinstance(info.value, Boom) is FAST_PATHS  # (anyio groups it)
+    if FAST_PATHS:
+        assert peer._reader is not None and peer._reader.done()
