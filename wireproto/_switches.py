@@ -4,12 +4,13 @@
 general paths can be tested on their own; behaviour is the same, only slower
 (``docs/architecture.md#turning-the-fast-paths-off``):
 
-* the writer's direct writes (``FramedStream.try_send``) and the framed
-  stream's writes without waiting (``write_nowait`` before ``send``);
+* the writer's direct writes (``FramedStream.try_send``,
+  ``WebSocketStream.try_send``) and the framed stream's writes without
+  waiting (``write_nowait`` before ``send``);
 * the codec's one-pass decode;
 * the peer's future-based waiters;
 * the peer's reading of buffered messages without a coroutine each
-  (``receive_nowait``);
+  (``receive_nowait``), and on asyncio its reader as a bare asyncio task;
 * the framer's bulk split of a read into lines;
 * the framed stream's reads without a cancel scope of their own (a byte
   stream that wakes on close).
