@@ -8,7 +8,7 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 :class:`~wireproto.agent.api.Channel` of the sessions it opens (its requests
 to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
-* **Methods** are the table built by :func:`_table`: method -> handler and
+* **Methods** are the table built by :func:`~.methods.method_table`: method -> handler and
   params decoder, built once per kind of agent and shared by its connections
   (each binds it, :meth:`~wireproto.rpc.router.Router.bind`: a handler is
   called with the connection, nothing is built per connection). Params are
@@ -54,10 +54,9 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -66,11 +65,12 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET
 
-from wireproto.adapters._shared import rpc_error, until_closed
-from wireproto.adapters.acp import codec, extra, translate
+from wireproto.adapters._shared import until_closed
+from wireproto.adapters.acp import extra, translate
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.agent.calls import ClientCalls
-from wireproto.adapters.acp.agent.mcp import McpPolicy, Setup, decode_setup, dropped_notice
+from wireproto.adapters.acp.agent.mcp import McpPolicy, Setup, dropped_notice
+from wireproto.adapters.acp.agent.methods import BUSY_CODE, ERROR_CODES, Invalid, method_table
 from wireproto.adapters.acp.agent.turns import TURN_GRACE, TurnRunner
 from wireproto.agent.api import (
     Approval,
@@ -87,20 +87,17 @@ from wireproto.agent.questions import Answers, AskStatus
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.turn import new_id
 from wireproto.errors import (
-    AgentError,
     AuthRequired,
-    Busy,
     ConnectionClosed,
     InvalidArgument,
-    InvalidMessage,
     LocalProtocolError,
     NotFound,
     RpcError,
 )
-from wireproto.jsonrpc.codec import ACP_DIALECT, validation_error_data
+from wireproto.jsonrpc.codec import ACP_DIALECT
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc.peer import Peer
-from wireproto.rpc.router import Decode, Reply, Router
+from wireproto.rpc.router import Reply
 
 __all__ = [
     "AGENT_CAPABILITIES",
@@ -116,19 +113,6 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSIONS = (1,)
 """ACP versions this side speaks; a client's other version is answered with the latest."""
-
-BUSY_CODE = -32001
-"""Implementation-defined error code for :class:`~wireproto.errors.Busy` (a turn
-is already running in the session). ACP defines no code for it; -32001 lies in
-JSON-RPC's server-error range and is not used by ACP."""
-
-ERROR_CODES: dict[type[AgentError], int] = {
-    AuthRequired: -32000,
-    InvalidArgument: ErrorCode.INVALID_PARAMS,
-    NotFound: -32002,
-    Busy: BUSY_CODE,
-}
-"""Agent API error -> ACP error code (others: -32603)."""
 
 AGENT_CAPABILITIES = S.AgentCapabilities(
     load_session=True,
@@ -158,99 +142,6 @@ _HANDLER_GRACE = 1.0  # handlers to answer, sessions to close
 _FLUSH = SHUTDOWN_BUDGET - TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
 
 _AUTH_REQUIRED = "Authentication required"
-
-
-class _Invalid:
-    """Params that do not decode: the route's handler raises :attr:`error` once
-    it checked "initialize first" (so a call before ``initialize`` answers
-    ``-32600`` whatever its params)."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: InvalidMessage) -> None:
-        self.error = error
-
-
-def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> Decode:
-    """A lenient route decoder; params it rejects become an :class:`_Invalid`
-    answering ``-32602`` with a message naming the field and its path."""
-    inner = decode or (lambda raw: codec.decode(raw, type_))
-
-    def run(raw: msgspec.Raw) -> Any:
-        try:
-            return inner(raw)
-        except msgspec.ValidationError as exc:
-            data = validation_error_data(exc)
-            where = "" if data["path"] == "$" else f" at {data['path']}"
-            return _Invalid(InvalidMessage(
-                ErrorCode.INVALID_PARAMS, f"Invalid params: {data['reason']}{where}", data
-            ))
-
-    return run
-
-
-Method = Callable[[Any, Any], Awaitable[Any]]
-"""An :class:`AgentConnection` method serving one ACP method: ``(connection, params)``."""
-
-
-def _route(method: Method, *, first: bool = False) -> Method:
-    """``method`` as a route handler of the shared table: ``-32600`` until
-    ``initialize`` was answered (unless ``first``), then ``-32602`` for
-    params that did not decode, and agent API errors as ACP error answers."""
-
-    async def run(connection: AgentConnection, params: Any) -> Any:
-        if not first and not connection.initialized:
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST,
-                                 "Invalid request: initialize must come first")
-        if type(params) is _Invalid:
-            raise params.error
-        try:
-            return await method(connection, params)
-        except AgentError as exc:
-            raise rpc_error(exc, ERROR_CODES) from exc
-
-    return run
-
-
-@functools.cache
-def _table(supports_delete: bool, supports_logout: bool) -> Router:
-    """The method table shared by the connections of such agents (see
-    :attr:`AgentConnection.router`).
-
-    Params are decoded strictly first (in one pass with the envelope when
-    the codec can) and leniently only when that fails; the session set-up
-    requests split the MCP servers, so they keep a decoder of their own.
-    """
-    c = AgentConnection
-    requests: list[tuple[str, Method, Any, bool]] = [
-        ("initialize", c._initialize, S.InitializeRequest, False),
-        ("authenticate", c._authenticate, S.AuthenticateRequest, False),
-        ("session/new", c._new, S.NewSessionRequest, True),
-        ("session/load", c._load, S.LoadSessionRequest, True),
-        ("session/resume", c._resume, S.ResumeSessionRequest, True),
-        ("session/list", c._list, S.ListSessionsRequest, False),
-        ("session/close", c._close, S.CloseSessionRequest, False),
-        ("session/prompt", c._prompt, S.PromptRequest, False),
-        ("session/set_mode", c._set_mode, S.SetSessionModeRequest, False),
-        ("session/set_config_option", c._set_config_option,
-         S.SetSessionConfigOptionRequest, False),
-        ("session/set_model", c._set_model, extra.SetSessionModelRequest, False),
-    ]
-    if supports_delete:
-        requests.append(("session/delete", c._delete, S.DeleteSessionRequest, False))
-    if supports_logout:
-        requests.append(("logout", c._logout, S.LogoutRequest, False))
-    table = Router()
-    for method, handler, type_, setup in requests:
-        run = _route(handler, first=method == "initialize")
-        if setup:
-            table.add(method, run, decode=_params(None, decode_setup(type_)))
-        else:
-            table.add(method, run, type_, dec_hook=codec.dec_hook, lenient=_params(type_),
-                      cancel=c._cancel_prompt if method == "session/prompt" else None)
-    table.add("session/cancel", _route(c._cancel, first=True), S.CancelNotification,
-              notification=True, dec_hook=codec.dec_hook, lenient=_params(S.CancelNotification))
-    return table
 
 
 def _absolute(path: str, field: str = "cwd") -> str:
@@ -320,7 +211,10 @@ class AgentConnection:
         self._peer: Peer | None = None
         self._setup: dict[str, list[S.SessionNotification]] = {}
         # the table of this kind of agent, shared by its connections
-        self.router = _table(self.agent.supports_delete, self.agent.supports_logout).bind(self)
+        agent = self.agent
+        self.router = method_table(
+            AgentConnection, agent.supports_delete, agent.supports_logout
+        ).bind(self)
 
     @property
     def capabilities(self) -> ClientCapabilities:
@@ -538,7 +432,7 @@ class AgentConnection:
         stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
         return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
 
-    def _cancel_prompt(self, p: S.PromptRequest | _Invalid) -> None:
+    def _cancel_prompt(self, p: S.PromptRequest | Invalid) -> None:
         if isinstance(p, S.PromptRequest):  # ($/cancel_request for the prompt)
             self.turns.cancel_request(p.session_id)
 
