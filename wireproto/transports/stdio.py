@@ -224,6 +224,12 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         """The underlying file descriptor."""
         return self._fd.fd
 
+    @property
+    def reads_ahead(self) -> bool:
+        """Whether the event loop reads the descriptor ahead of ``receive`` (on asyncio,
+        from the first ``receive`` on): bytes may then sit in this stream, not in the fd."""
+        return self._reader is not None
+
     def interrupt_receive(self) -> None:
         """Make a ``receive`` waiting for bytes raise ``anyio.ClosedResourceError`` now
         (the descriptor stays open; a read in a worker thread is not interrupted)."""
