@@ -7,7 +7,8 @@ that need the backend's name take ``anyio_backend_name``.
 
 Tiers (markers, registered in ``pyproject.toml``): ``slow``, ``interop`` and
 ``browser`` are given by path below, so a new test file placed by those rules
-gets its marker without saying so. The default run (``pytest``) is the fast
+gets its marker without saying so; a few runs of end-to-end tests go to
+``slow`` by their parameters (:data:`SLOW_RUNS`). The default run (``pytest``) is the fast
 core, spread over one pytest-xdist worker per core (at most 8; ``-n 0`` runs
 it in one process); ``pytest -m ''`` runs every tier (what ``.ci/run`` does),
 in one process unless given ``-n``. ``fastpath``
@@ -21,9 +22,13 @@ Time limits are multiples of :data:`timeouts.UNIT`, scaled by
 from __future__ import annotations
 
 import asyncio
+import compileall
+import fnmatch
 import functools
+import importlib.util
 import inspect
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -91,10 +96,35 @@ TIERS: dict[str, tuple[str, ...]] = {
 }
 FASTPATH_TESTS = ("jsonrpc/test_codec_onepass.py", "adapters/acp/test_codec_onepass.py")
 
+# Runs of end-to-end tests that go to the slow tier: on trio through an agent
+# process. The same tests' other runs cover the behaviour (on trio in memory
+# and over websocket, through the process on asyncio), and the transport
+# tests cover the process transports on trio (transports/test_subprocess.py,
+# transports/test_transports.py, rpc/test_peer_transports.py).
+# (test path, glob on the test's name) -> the parameters of those runs
+SLOW_RUNS: dict[tuple[str, str], dict[str, str]] = {
+    ("adapters/acp/client/test_client_demo.py", "*"): {
+        "anyio_backend": "trio", "transport": "subprocess"},
+    ("adapters/wire/test_demo_wire.py", "*"): {"anyio_backend": "trio", "kind": "subprocess"},
+    ("adapters/wire/test_demo_coverage.py", "*"): {"anyio_backend": "trio", "kind": "subprocess"},
+    ("adapters/test_turn_failure.py", "test_acp_*"): {"anyio_backend": "trio"},
+    ("adapters/test_turn_failure.py", "test_wire_*"): {"anyio_backend": "trio"},
+}
+
 
 def _matches(path: Path, patterns: tuple[str, ...]) -> bool:
     rel = path.relative_to(TESTS)
     return any(rel.match(p) or (p.endswith("/*") and rel.parts[0] == p[:-2]) for p in patterns)
+
+
+def _slow_run(path: Path, name: str, params: dict[str, Any]) -> bool:
+    """Whether this run of a test is one of :data:`SLOW_RUNS`."""
+    rel = path.relative_to(TESTS).as_posix()
+    return any(
+        rel == test and fnmatch.fnmatchcase(name, glob)
+        and all(params.get(key) == value for key, value in values.items())
+        for (test, glob), values in SLOW_RUNS.items()
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -105,6 +135,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for marker, patterns in TIERS.items():
             if _matches(path, patterns):
                 item.add_marker(marker)
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and _slow_run(path, item.originalname, callspec.params):
+            item.add_marker("slow")
         if _matches(path, FASTPATH_TESTS):
             item.add_marker("fastpath")
         if not FAST_PATHS and item.get_closest_marker("fastpath"):
@@ -126,6 +159,22 @@ def _whole_fast_core(config: pytest.Config) -> bool:
         return False
     paths = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
     return all(path in (TESTS, TESTS.parent) for path in paths)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Leave the files of the other tiers unimported when the fast core is selected.
+
+    Every test in them would be deselected; importing them (and rewriting
+    their assertions) costs each worker time. Only when the whole suite is
+    collected: files and folders named on the command line are collected as
+    they were, and ``-m ''`` or any other selection imports everything.
+    """
+    if config.option.markexpr != FAST_CORE or TESTS not in collection_path.parents:
+        return None
+    named = [Path(str(arg).split("::")[0]).resolve() for arg in config.args]
+    if any(path not in (TESTS, TESTS.parent) for path in named):
+        return None
+    return any(_matches(collection_path, patterns) for patterns in TIERS.values()) or None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -150,6 +199,42 @@ def pytest_cmdline_main(config: pytest.Config) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if FACTOR != 1 and getattr(config.option, "timeout", None) is None:
         config.option.timeout = float(config.getini("timeout")) * FACTOR
+    _share_bytecode(config)
+
+
+# --------------------------------------------------------------------------- bytecode
+
+
+def _share_bytecode(config: pytest.Config) -> None:
+    """Compile the package once for all the processes of the run, if Python may not.
+
+    Under ``PYTHONDONTWRITEBYTECODE`` (usual in containers) each of the ~250
+    agent, server and CLI processes the tests start would compile
+    ``wireproto`` from source again, about half of its start-up. The run
+    writes the missing bytecode where Python would (``__pycache__``, ignored by
+    git) before its workers and children start, and deletes what it wrote at
+    the end. (A ``PYTHONPYCACHEPREFIX`` would not do: it moves the lookup of
+    the standard library's and the dependencies' bytecode too.)
+    """
+    if not sys.dont_write_bytecode or "PYTEST_XDIST_WORKER" in os.environ:
+        return
+    files: list[Path] = []
+    folders: list[Path] = []
+    for tree in (TESTS.parent / "wireproto", TESTS / "helpers"):
+        for source in sorted(tree.rglob("*.py")):
+            cached = Path(importlib.util.cache_from_source(str(source)))
+            new_file, new_folder = not cached.exists(), not cached.parent.exists()
+            if compileall.compile_file(source, quiet=2):  # (skips bytecode up to date)
+                files += [cached] if new_file else []
+                folders += [cached.parent] if new_folder else []
+
+    def delete() -> None:
+        for path in files:
+            path.unlink(missing_ok=True)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    config.add_cleanup(delete)
 
 
 # --------------------------------------------------------------------------- deadlines

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import timeouts
-from conftest import TESTS, TIERS, _matches
+from conftest import TESTS, TIERS, _matches, _slow_run
 
 REPO = TESTS.parent
 
@@ -26,6 +27,19 @@ def test_paths_get_their_tier() -> None:
     assert tiers("inspector/test_browser_ui.py") == {"browser"}
     assert tiers("cli/test_connect.py") == {"slow"}
     assert tiers("rpc/test_peer.py") == set()
+
+
+def test_end_to_end_runs_on_trio_through_a_process_are_slow() -> None:
+    demo = TESTS / "adapters/acp/client/test_client_demo.py"
+    trio_process = {"anyio_backend": "trio", "transport": "subprocess"}
+    assert _slow_run(demo, "test_a_conversation", trio_process)
+    for other in ({"anyio_backend": "asyncio", "transport": "subprocess"},
+                  {"anyio_backend": "trio", "transport": "memory"}):
+        assert not _slow_run(demo, "test_a_conversation", other)
+    failure = TESTS / "adapters/test_turn_failure.py"
+    assert _slow_run(failure, "test_acp_error_details_opt_out", {"anyio_backend": "trio"})
+    assert not _slow_run(failure, "test_a_pending_permission_request_is_withdrawn",
+                         {"anyio_backend": "trio"})
 
 
 def test_markers_are_registered_and_deselected_by_default() -> None:
@@ -63,3 +77,14 @@ def test_ci_runs_every_tier() -> None:
     assert "for version in 3.10 3.13" in ci
     assert "mkdocs build --strict" in ci
     assert Path(TESTS / "conftest.py").is_file()
+
+
+def test_tests_wait_for_quiet_without_anyios_polling() -> None:
+    # anyio.wait_all_tasks_blocked sleeps 0.1 s per check on asyncio; wireproto.testing's does not
+    used = [
+        path.relative_to(TESTS).as_posix() for path in TESTS.rglob("*.py")
+        if path.name != "test_tiers.py" and re.search(
+            r"anyio\.wait_all_tasks_blocked|from anyio import .*wait_all_tasks_blocked",
+            path.read_text(encoding="utf-8"))
+    ]
+    assert used == []

@@ -1,8 +1,9 @@
 """Which event loop runs the current task: asked in one place.
 
 The fast paths (the peer's future-based waiters, the stdio reader kept
-registered with the loop) exist only on asyncio, and the WebSocket transport
-picks its implementation per backend; they all ask here.
+registered with the loop, the peer's bare reader task) exist only on asyncio,
+and the WebSocket transport picks its implementation per backend; they all
+ask here.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from __future__ import annotations
 import asyncio
 from typing import Literal
 
-__all__ = ["current_backend", "running_asyncio_loop"]
+import anyio
+
+__all__ = ["current_backend", "join_task", "running_asyncio_loop"]
 
 
 def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -24,6 +27,18 @@ def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
     except RuntimeError:
         return None
     return loop if asyncio.current_task() is not None else None
+
+
+async def join_task(task: asyncio.Task[None]) -> BaseException | None:
+    """Wait for a bare asyncio ``task`` (shielded); return what it raised, if anything.
+
+    (For the tasks the library starts without anyio to save its per-task
+    bookkeeping, e.g. the peer's reader: their owner ends and joins them.)
+    """
+    if not task.done():
+        with anyio.CancelScope(shield=True):
+            await asyncio.wait((task,))
+    return None if task.cancelled() else task.exception()
 
 
 def current_backend() -> Literal["asyncio", "trio"]:

@@ -22,7 +22,7 @@ from wireproto.agent.events import (
 )
 from wireproto.agent.runtime import Runtime
 from wireproto.errors import Busy
-from wireproto.testing import RecordingChannel
+from wireproto.testing import RecordingChannel, wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -223,7 +223,7 @@ async def test_a_slow_client_slows_the_turn_down(runtime: Runtime, workdir: Path
     async with anyio.create_task_group() as tg:
         tg.start_soon(run_turn, runtime, session, "/big 10", outcome)
         await channel.wait_until(lambda: channel.blocked_sends == 1)
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         # the turn waits for the client: the chunk is neither delivered nor recorded,
         # and nothing after it was produced
         assert [type(e) for e in channel.events()] == [UserMessage]

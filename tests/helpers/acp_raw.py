@@ -34,6 +34,7 @@ has a callable for the method (its return value is the result; raise
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -60,6 +61,13 @@ SETUP_METHODS = frozenset(("session/load", "session/resume"))
 QUIET_LIMIT = units(4)
 """Seconds :meth:`RawAcp.receive` waits for the agent's next message before failing
 (a bound well below the test timeout, so a hang fails fast and says where)."""
+
+
+@functools.cache
+def _schema_errors(definition: str, encoded: bytes) -> tuple[str, ...]:
+    """:func:`schema_errors` of a JSON value, once per distinct value (a third repeat)."""
+    return tuple(schema_errors(definition, msgspec.json.decode(encoded)))
+
 
 log = logging.getLogger(__name__)
 
@@ -380,7 +388,7 @@ class Conformance:
         return value
 
     def _schema(self, type_: Any, value: Any, what: str) -> None:
-        errors = schema_errors(def_name(type_), value)
+        errors = _schema_errors(def_name(type_), msgspec.json.encode(value))
         assert not errors, f"{what} breaks the schema: {errors}\n{value}"
 
     def _check_response(self, msg: Message) -> None:

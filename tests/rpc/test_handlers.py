@@ -15,6 +15,7 @@ from wireproto.rpc._handlers import HandlerPool
 from wireproto.rpc._waiter import waiter_factory
 from wireproto.rpc._writer import Writer
 from wireproto.rpc.router import Router
+from wireproto.testing import wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -39,7 +40,8 @@ class _Sink(anyio.abc.ObjectSendStream[bytes]):
 async def test_a_request_handed_to_a_task_being_cancelled_is_still_answered() -> None:
     # The task group is cancelled; before the parked handler task runs, the
     # reader hands it one more request. The task exits without running it,
-    # but the request must not vanish: its -32800 answer is queued.
+    # but the request must not vanish: its -32800 answer is queued. (The
+    # first request's task ends instead of parking: the second one's parks.)
     writer = Writer(_Sink(), 16, lambda exc: None, "t")
     router = Router()
     ran: list[Any] = []
@@ -57,15 +59,46 @@ async def test_a_request_handed_to_a_task_being_cancelled_is_still_answered() ->
         waiter = waiter_factory()
         writer.start(tg, waiter)
         pool.start(tg, waiter)
-        await pool.admit(Request(id=1, method="work", params=msgspec.Raw(b"1")), router.get("work"))
-        await anyio.wait_all_tasks_blocked()  # answered; the task is parked
+        for n in (1, 2):
+            raw = msgspec.Raw(str(n).encode())
+            await pool.admit(Request(id=n, method="work", params=raw), router.get("work"))
+            await wait_all_tasks_blocked()  # answered; the second task is parked
+        assert len(pool._idle) == 1
         tg.cancel_scope.cancel()
-        await pool.admit(Request(id=2, method="work", params=msgspec.Raw(b"2")), router.get("work"))
-    assert ran == [1]
+        await pool.admit(Request(id=3, method="work", params=msgspec.Raw(b"3")), router.get("work"))
+    assert ran == [1, 2]
     assert pool.running == 0
     queued, _ = writer.stats()
     assert queued == 1
     answer = msgspec.json.decode(writer._items[0])  # what the writer would write next
     assert answer == {
-        "jsonrpc": "2.0", "id": 2, "error": {"code": -32800, "message": "Request cancelled"},
+        "jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"},
     }
+
+
+async def test_only_the_first_handler_task_ends_instead_of_parking() -> None:
+    writer = Writer(_Sink(), 16, lambda exc: None, "t")
+    router = Router()
+
+    @router.request("work")
+    async def work(params: Any) -> Any:
+        return params
+
+    pool = HandlerPool(
+        writer, Decoder(ACP_DIALECT), Encoder(ACP_DIALECT),
+        max_concurrency=4, backlog=4, overload_code=-32099, name="t",
+    )
+    parked = []
+    async with anyio.create_task_group() as tg:
+        waiter = waiter_factory()
+        writer.start(tg, waiter)
+        pool.start(tg, waiter)
+        for n in range(4):
+            raw = msgspec.Raw(str(n).encode())
+            await pool.admit(Request(id=n, method="work", params=raw), router.get("work"))
+            await wait_all_tasks_blocked()
+            parked.append(len(pool._idle))
+        assert pool.running == 0
+        tg.cancel_scope.cancel()
+    assert parked == [0, 1, 1, 1]  # the second request's task serves the later ones
+    assert pool.running == 0

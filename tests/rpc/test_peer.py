@@ -25,7 +25,7 @@ from wireproto.errors import (
 from wireproto.jsonrpc.codec import ACP_DIALECT, WIRE_DIALECT, Dialect
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
-from wireproto.testing import peer_pair, probe_peer
+from wireproto.testing import peer_pair, probe_peer, wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
@@ -122,7 +122,7 @@ async def test_first_request_id_is_zero_and_ids_are_echoed() -> None:
             tg.start_soon(call)
             assert await probe.read() == b'{"jsonrpc":"2.0","id":0,"method":"m"}\n'
             await probe.write(b'{"jsonrpc":"2.0","id":0,"result":"zero"}\n')
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             tg.start_soon(lambda: call(id="0", params=[1]))
             assert await probe.read() == b'{"jsonrpc":"2.0","id":"0","method":"m","params":[1]}\n'
             await probe.write(b'{"jsonrpc":"2.0","id":0,"result":"wrong type"}\n')
@@ -344,7 +344,7 @@ async def test_every_request_is_answered_exactly_once() -> None:
                 await probe.write_json(
                     {"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": i}}
                 )
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         gate.set()
         answers: list[int] = []
         for _ in range(30):
@@ -423,7 +423,7 @@ async def test_incoming_cancel_cancels_the_handler(dialect: Dialect) -> None:
     cancelled += b',"data":null}}\n' if dialect is WIRE_DIALECT else b"}}\n"
     async with probe_peer(router, dialect=dialect, cancel_method=CANCEL) as (peer, probe):
         await probe.write(b'{"jsonrpc":"2.0","id":7,"method":"hang"}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert peer.stats().running == 1
         # a cancel for "7" (a string) does not match the integer id 7
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": "7"}})
@@ -432,7 +432,7 @@ async def test_incoming_cancel_cancels_the_handler(dialect: Dialect) -> None:
         assert await probe.read() == cancelled
         assert seen == ["cancelled"]
         await probe.write(b'{"jsonrpc":"2.0","id":8,"method":"partial"}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 8}})
         assert await probe.read() == b'{"jsonrpc":"2.0","id":8,"result":"partial result"}\n'
         assert peer.stats().running == 0
@@ -454,7 +454,7 @@ async def test_incoming_cancel_of_a_route_with_a_cancel_callback_tells_the_handl
     router.add("work", work, cancel=cancel)
     async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
         await probe.write(b'{"jsonrpc":"2.0","id":3,"method":"work","params":{"n":1}}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 3}})
         assert await probe.read() == b'{"jsonrpc":"2.0","id":3,"result":{"stopped":1}}\n'
         assert told == [{"n": 1}]
@@ -477,7 +477,7 @@ async def test_cancel_between_peers_raises_request_cancelled_for_other_callers()
             tg.start_soon(a.request, "hang")
             await started.wait()
             tg.cancel_scope.cancel()
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert b.stats().running == 0  # the remote handler was cancelled too
         # a -32800 answer surfaces as RequestCancelled
         cancel_router = Router()

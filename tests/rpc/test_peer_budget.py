@@ -11,11 +11,11 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-from anyio import wait_all_tasks_blocked
 
 from wireproto.rpc._writer import Writer
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio

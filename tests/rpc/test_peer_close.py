@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from timeouts import units
 
-from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.errors import ConnectionClosed, RpcError, first_leaf
 from wireproto.jsonrpc.codec import ACP_DIALECT, MCP_DIALECT, WIRE_DIALECT, Dialect
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
-from wireproto.testing import NdjsonProbe, probe_peer
+from wireproto.testing import NdjsonProbe, probe_peer, wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
@@ -121,7 +121,7 @@ async def test_local_close_fails_pending_and_cancels_handlers() -> None:
             tg.start_soon(call)
             await probe.read()
             await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"hang"}\n')
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert handler_state == ["started"]
             assert len(anyio.get_running_tasks()) > tasks_before
         assert handler_state == ["started", "cancelled"]
@@ -142,7 +142,7 @@ async def test_closing_answers_running_and_backlog_requests(dialect: Dialect) ->
     ) as peer:
         for rid, method in [(1, "hang"), (2, "partial"), (3, "hang"), (4, "partial")]:
             await probe.write_json({"jsonrpc": "2.0", "id": rid, "method": method, "params": rid})
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert (peer.stats().running, peer.stats().backlog) == (2, 2)
         await peer.notify("bye")
     messages = await read_until_closed(probe)
@@ -169,7 +169,7 @@ async def test_closing_answers_null_and_duplicate_ids() -> None:
     async with Peer(probe.stream, hang_router(started), dialect=ACP_DIALECT) as peer:
         for n, rid in enumerate([None, None, "d", "d"]):
             await probe.write_json({"jsonrpc": "2.0", "id": rid, "method": "hang", "params": n})
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert peer.stats().running == 4
     messages = await read_until_closed(probe)
     await probe.aclose()
@@ -186,10 +186,10 @@ async def test_closing_is_bounded_when_nothing_can_be_written() -> None:
         async with sb:
             async with Peer(sa, hang_router(started), send_queue=1, flush_timeout=0.05) as peer:
                 await peer.notify("taken by the writer, which waits for a reader")
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 await peer.notify("fills the queue")
                 await sb.send(b'{"jsonrpc":"2.0","id":1,"method":"hang","params":1}')
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 stats = peer.stats()
                 assert (stats.running, stats.send_queued) == (1, 1)
     assert started == [1]
@@ -292,3 +292,29 @@ async def test_a_response_queued_behind_notifications_survives_end_of_input() ->
             release.set()
         assert handled == [1, 2]
         assert result == ["done"]
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_bare_asyncio_reader_is_joined_and_what_it_raises_is_raised() -> None:
+    # (with the fast paths off the reader is a task of the peer's task group)
+    from wireproto._switches import FAST_PATHS
+
+    class Boom(BaseException):
+        pass
+
+    a, b = memory_pair()
+    peer = Peer(a)
+
+    async def receive() -> bytes:
+        raise Boom
+
+    with anyio.fail_after(units(2)), pytest.raises(BaseException) as info:
+        async with peer:
+            a.receive = receive  # type: ignore[method-assign]  # the next read fails
+            await b.send(b'{"jsonrpc":"2.0","method":"x"}\n')
+            await peer.wait_closed()  # cancelled: the reader failed
+    await b.aclose()
+    assert isinstance(first_leaf(info.value), Boom)
+    assert isinstance(info.value, Boom) is FAST_PATHS  # (anyio groups it)
+    if FAST_PATHS:
+        assert peer._reader is not None and peer._reader.done()

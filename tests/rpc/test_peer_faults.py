@@ -12,12 +12,12 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from anyio import wait_all_tasks_blocked
 from timeouts import units
 
 from wireproto.errors import ConnectionClosed
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.subprocess import SubprocessStream, open_subprocess
 

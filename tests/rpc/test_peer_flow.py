@@ -15,7 +15,7 @@ from timeouts import units
 from wireproto.errors import RpcError
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
-from wireproto.testing import RecordingStream, peer_pair, probe_peer
+from wireproto.testing import RecordingStream, peer_pair, probe_peer, wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 
 pytestmark = pytest.mark.anyio
@@ -50,7 +50,7 @@ async def test_concurrency_limit_backlog_and_overload() -> None:
         assert await probe.read() == (
             b'{"jsonrpc":"2.0","id":5,"error":{"code":-32099,"message":"Server overloaded"}}\n'
         )
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert started == [1, 2]
         stats = peer.stats()
         assert (stats.running, stats.backlog) == (2, 2)
@@ -72,7 +72,7 @@ async def test_overload_code_is_configurable() -> None:
     ):
         async with anyio.create_task_group() as tg:
             tg.start_soon(a.request, "work", 1)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             with pytest.raises(RpcError) as info:
                 await a.request("work", 2)
             assert info.value.code == -32000
@@ -89,7 +89,7 @@ async def test_cancel_for_a_backlog_request() -> None:
     ):
         for i in (1, 2, 3):
             await probe.write(b'{"jsonrpc":"2.0","id":%d,"method":"work","params":%d}\n' % (i, i))
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert peer.stats().backlog == 2
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 2}})
         assert await probe.read() == (
@@ -121,7 +121,7 @@ async def test_a_handler_task_serves_on_after_a_cancelled_request() -> None:
     async with probe_peer(router, max_concurrency=1, cancel_method=CANCEL) as (peer, probe):
         await probe.write(b'{"jsonrpc":"2.0","id":1,"method":"hang"}\n')
         await probe.write(b'{"jsonrpc":"2.0","id":2,"method":"work","params":2}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert (peer.stats().running, peer.stats().backlog) == (1, 1)
         await probe.write_json({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 1}})
         assert await probe.read() == (
@@ -144,7 +144,7 @@ async def test_responses_and_cancels_are_not_blocked_by_the_limit() -> None:
         probe,
     ):
         await probe.write(b'{"jsonrpc":"2.0","id":"busy","method":"work","params":0}\n')
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         async with anyio.create_task_group() as tg:
             results: list[Any] = []
 
@@ -196,11 +196,11 @@ async def test_no_task_per_notification() -> None:
 
     async with peer_pair(router, None, inbox_size=200) as (_, b):
         await b.notify("n", 0)
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         tasks = len(anyio.get_running_tasks())
         for i in range(1, 100):
             await b.notify("n", i)
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         # 99 notifications wait in the inbox of the one task handling them
         assert handled == [0]
         assert len(anyio.get_running_tasks()) == tasks
@@ -234,7 +234,7 @@ async def test_caller_resumed_after_preceding_notifications(anyio_backend_name: 
                 b'{"jsonrpc":"2.0","method":"update","params":2}\n'
                 b'{"jsonrpc":"2.0","id":0,"result":"end_turn"}\n'
             )
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert log == [("update start", 1)]  # the response waits for the updates
             gate.set()
     assert log == [
@@ -264,7 +264,7 @@ async def test_response_without_preceding_notifications_is_immediate() -> None:
             tg.start_soon(call)
             await probe.read()
             await probe.write(b'{"jsonrpc":"2.0","id":0,"result":1}\n')
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert results == [1]
             await probe.write(b'{"jsonrpc":"2.0","method":"slow"}\n')
             gate.set()
@@ -289,7 +289,7 @@ async def test_notification_handler_may_make_requests() -> None:
                 req = await probe.read_json()
                 answer = {"jsonrpc": "2.0", "id": req["id"], "result": req["params"] * 10}
                 await probe.write_json(answer)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
     assert log == [("answer", 1, 10), ("answer", 2, 20)]
 
 
@@ -328,7 +328,7 @@ async def test_writer_coalesces_queued_messages() -> None:
                     await peer.notify("n", i)
 
             tg.start_soon(produce)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             # the writer is stuck on the first write of a batch; the rest is queued
             assert peer.stats().send_queued > 0
             received = [await sb.receive() for _ in range(100)]
@@ -351,7 +351,7 @@ async def test_producer_waits_when_send_queue_is_full() -> None:
                     sent.append(i)
 
             tg.start_soon(produce)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             # the writer holds a batch it cannot write, the queue is at capacity
             # and the producer waits (how many the writer took depends on scheduling)
             stats = peer.stats()
@@ -378,7 +378,7 @@ async def test_blocked_writer_releases_producers_on_close() -> None:
                         outcome.append(type(exc).__name__)
 
                 tg.start_soon(produce)
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 assert peer.stats().send_waiting == 1
     assert outcome == ["ConnectionClosed"]
 
@@ -393,18 +393,18 @@ async def test_request_cancelled_before_it_was_queued_sends_no_cancel() -> None:
 
     async with sb, Peer(sa, send_queue=1, cancel_method=CANCEL, flush_timeout=1) as peer:
         await peer.notify("first")  # taken by the writer, which waits for the reader
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         await peer.notify("second")  # fills the queue
         async with anyio.create_task_group() as outer:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(peer.request, "never sent")
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 assert peer.stats().send_waiting == 1
                 tg.cancel_scope.cancel()
                 # drain while the caller unwinds: a stray cancel would show up
                 outer.start_soon(read_all)
             assert peer.stats().pending == 0
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             outer.cancel_scope.cancel()
     assert received == [
         b'{"jsonrpc":"2.0","method":"first"}',

@@ -10,7 +10,7 @@ import pytest
 
 from wireproto.errors import InvalidMessage
 from wireproto.rpc.router import Reply, Router
-from wireproto.testing import probe_peer
+from wireproto.testing import probe_peer, wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -119,7 +119,7 @@ async def test_wait_idle_waits_for_running_handlers() -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(waiter)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             assert peer.stats().running == 2 and not idle.is_set()
             release.set()
             await idle.wait()

@@ -21,6 +21,7 @@ import pytest
 from wireproto.errors import ConnectionClosed
 from wireproto.rpc._waiter import waiter_factory
 from wireproto.rpc._writer import Writer
+from wireproto.testing import wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -141,10 +142,10 @@ async def test_the_rest_of_a_partial_direct_write_is_flushed_without_further_mes
     writer = Writer(pipe, 4, lambda exc: None, "t")
     async with anyio.create_task_group() as tg:
         writer.start(tg, waiter_factory())
-        await anyio.wait_all_tasks_blocked()  # the writer is idle: direct writes allowed
+        await wait_all_tasks_blocked()  # the writer is idle: direct writes allowed
         await writer.send_soon(b'{"id":1}\n')
         assert pipe.data == b'{"id'  # half now, from the producer itself
-        await anyio.wait_all_tasks_blocked()
+        await wait_all_tasks_blocked()
         assert pipe.data == b'{"id":1}\n' and not pipe.rest  # the writer wrote the rest
         tg.cancel_scope.cancel()
 

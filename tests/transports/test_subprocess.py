@@ -12,6 +12,7 @@ import anyio
 import pytest
 from timeouts import units
 
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.subprocess import open_subprocess
 
 from .conftest import HELPERS
@@ -19,6 +20,9 @@ from .conftest import HELPERS
 pytestmark = pytest.mark.anyio
 
 ECHO = [sys.executable, str(HELPERS / "echo_plain.py")]
+
+# How long the shutdown ladder waits at each step for the stubborn child below
+GRACE = units(0.05)
 
 # Announces itself, then ignores stdin EOF (never reads) and, with "term", SIGTERM.
 STUBBORN = """
@@ -99,7 +103,7 @@ async def test_child_exits_on_stdin_eof_at_shutdown() -> None:
 )
 async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptureFixture) -> None:
     cmd = [sys.executable, "-c", STUBBORN, mode]
-    async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+    async with open_subprocess(cmd, shutdown_timeout=GRACE, stderr="log") as stream:
         assert await stream.receive() == b"ready"
     assert stream.returncode == expected
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -110,7 +114,7 @@ async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptu
 async def test_shutdown_runs_when_cancelled() -> None:
     cmd = [sys.executable, "-c", STUBBORN, "stdin"]
     with anyio.CancelScope() as scope:
-        async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
+        async with open_subprocess(cmd, shutdown_timeout=GRACE, stderr="log") as stream:
             assert await stream.receive() == b"ready"
             scope.cancel()
             await anyio.sleep_forever()
@@ -139,7 +143,7 @@ async def test_killed_child_ends_a_pending_receive() -> None:
         with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 os.kill(stream.pid, signal.SIGKILL)
         assert len(result) == 1
         assert isinstance(result[0], (anyio.EndOfStream, anyio.BrokenResourceError))
@@ -161,7 +165,7 @@ async def test_aclose_ends_a_pending_receive_while_the_child_runs_on() -> None:
         with anyio.fail_after(units(2)):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(receive)
-                await anyio.wait_all_tasks_blocked()
+                await wait_all_tasks_blocked()
                 await stream.aclose()  # stops receiving; the child is still there
         assert [type(exc) for exc in result] == [anyio.ClosedResourceError]
         assert stream.returncode is None

@@ -18,6 +18,7 @@ from timeouts import units
 
 from wireproto.errors import MessageTooLarge
 from wireproto.rpc.peer import SupportsSendMany
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.subprocess import SubprocessStream
 
 from .conftest import KINDS, Case
@@ -145,7 +146,7 @@ async def test_close_semantics(open_case: OpenCase, kind: str) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(pending_receive)
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             await stream.aclose()
         assert outcome == [anyio.ClosedResourceError]
         with pytest.raises(anyio.ClosedResourceError):

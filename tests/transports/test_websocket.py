@@ -188,3 +188,65 @@ async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch
                 with pytest.raises(websockets.exceptions.ConnectionClosedOK):
                     await conn.recv()  # the handler returned: closed with 1000
     assert pings == [b"done"]
+
+
+async def test_try_send_takes_whole_messages_while_the_connection_has_room() -> None:
+    # A client that does not read yet: the server's direct writes are taken
+    # until the connection's buffers are full, then refused (nothing lost).
+    big = b'"' + b"x" * (1 << 20) + b'"\n'
+    taken: list[int] = []
+    counted = anyio.Event()
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        assert stream.try_send(b'{"n":1}\n') and not stream.needs_flush
+        await stream.send(b'{"n":2}\n')
+        n = 0
+        while n < 64 and stream.try_send(big):
+            n += 1
+        taken.append(n)
+        counted.set()
+        await stream.send(b'{"n":3}')  # waits for room: after every message taken
+        await stream.receive()  # (until the client is done)
+
+    with anyio.fail_after(units(8)):
+        async with serve_websocket(handler) as server, connect_websocket(server.url) as stream:
+            assert await stream.receive() == b'{"n":1}'
+            assert await stream.receive() == b'{"n":2}'
+            await counted.wait()
+            assert 0 < taken[0] < 64  # refused once the buffers were full
+            for _ in range(taken[0]):
+                assert await stream.receive() == big[:-1]
+            assert await stream.receive() == b'{"n":3}'
+            await stream.send(b"done\n")
+    with pytest.raises(anyio.ClosedResourceError):
+        await stream.receive()
+    assert not stream.try_send(b"{}\n")  # closed: nothing is taken
+
+
+async def test_a_peer_answering_over_a_websocket_writes_without_a_writer_task() -> None:
+    from wireproto._switches import FAST_PATHS
+    from wireproto.rpc.peer import Peer
+    from wireproto.rpc.router import Router
+
+    router = Router()
+
+    async def echo(params: object) -> object:
+        return params
+
+    router.add("echo", echo)
+    writer_tasks: list[bool] = []
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        async with Peer(stream, router) as peer:
+            await peer.wait_closed()
+            writer_tasks.append(peer._writer._running)
+
+    with anyio.fail_after(units(4)):
+        async with serve_websocket(handler) as server, connect_websocket(server.url) as stream:
+            for n in range(3):
+                await stream.send(b'{"jsonrpc":"2.0","id":%d,"method":"echo","params":[%d]}\n'
+                                  % (n, n))
+                assert await stream.receive() == b'{"jsonrpc":"2.0","id":%d,"result":[%d]}' % (
+                    n, n)
+    # (serve_websocket waited for the handler)
+    assert writer_tasks == [not FAST_PATHS]  # direct writes are a fast path

@@ -59,6 +59,9 @@ def rpc_error(
 
 async def until_closed(peer: Peer, stop: anyio.Event | None = None) -> None:
     """Return once ``peer``'s connection is closed or ``stop`` is set."""
+    if stop is None:  # (no task group: ~1 KiB per connection)
+        await peer.wait_closed()
+        return
     async with anyio.create_task_group() as tg:
 
         async def on_stop(event: anyio.Event) -> None:
@@ -66,8 +69,7 @@ async def until_closed(peer: Peer, stop: anyio.Event | None = None) -> None:
             log.debug("%s: stop requested", peer.name)
             tg.cancel_scope.cancel()
 
-        if stop is not None:
-            tg.start_soon(on_stop, stop)
+        tg.start_soon(on_stop, stop)
         await peer.wait_closed()
         tg.cancel_scope.cancel()
 

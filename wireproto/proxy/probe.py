@@ -51,6 +51,13 @@ def classify(answer: object) -> Protocol | None:
     return "wire"
 
 
+def _exited(name: str) -> ProbeError:
+    return ProbeError(
+        f"{name} exited without answering an ACP or a Wire initialize; "
+        "check the command, or name its protocol with --agent-protocol"
+    )
+
+
 async def probe_protocol(
     cmd: Sequence[str],
     *,
@@ -67,16 +74,16 @@ async def probe_protocol(
     name = cmd[0] if cmd else "?"
     async with open_subprocess(cmd, stderr="log", env=env, cwd=cwd,
                                shutdown_timeout=2.0) as child:
-        await child.send(_PROBE)
+        try:
+            await child.send(_PROBE)
+        except anyio.BrokenResourceError:  # it exited before reading
+            raise _exited(name) from None
         with anyio.move_on_after(timeout):
             while True:
                 try:
                     data = await child.receive()
                 except (anyio.EndOfStream, anyio.BrokenResourceError):
-                    raise ProbeError(
-                        f"{name} exited without answering an ACP or a Wire initialize; "
-                        "check the command, or name its protocol with --agent-protocol"
-                    ) from None
+                    raise _exited(name) from None
                 try:
                     answer = msgspec.json.decode(data)
                 except (msgspec.DecodeError, RecursionError):

@@ -113,6 +113,7 @@ class HandlerPool:
         self._busy = 0  # handler tasks holding a request
         self._coming = False  # a task was called for and has not looked at the queue yet
         self._idle: list[Waiter] = []  # the wake-ups of parked handler tasks
+        self._started = 0  # handler tasks started (the first one does not park: _serve)
         self._cancels = 0  # scopes cancelled so far (none: no scope needs checking)
         self._quiet: anyio.Event | None = None  # set when no request is being handled
         self._closing = False
@@ -172,6 +173,7 @@ class HandlerPool:
             wake(self._idle.pop())
         else:
             assert self._tg is not None
+            self._started += 1
             self._tg.start_soon(self._serve)
 
     async def cancel(self, rid: Id) -> bool:
@@ -237,6 +239,13 @@ class HandlerPool:
                 with scope:
                     while True:
                         if not queue:
+                            if self._started == 1:
+                                # The first task ends instead of parking: a
+                                # connection's first request is often its only
+                                # one for long (initialize), and a parked task
+                                # costs ~3 KiB per connection. The second task
+                                # parks, and a busy peer reuses its tasks.
+                                return
                             await self._park()
                             continue
                         job = queue.popleft()

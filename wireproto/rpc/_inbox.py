@@ -83,8 +83,17 @@ class Inbox:
         """The id of the inbox task (once it runs)."""
 
     def start(self, tg: anyio.abc.TaskGroup) -> None:
-        """Start the task in ``tg``."""
-        tg.start_soon(self._run)
+        """Start the task in ``tg``, in a cancel scope of its own (see :meth:`stop`)."""
+        self._scope = anyio.CancelScope()
+        tg.start_soon(self._scoped)
+
+    def stop(self) -> None:
+        """End the task (it works on after the input ended, until this is called)."""
+        self._scope.cancel()
+
+    async def _scoped(self) -> None:
+        with self._scope:
+            await self._run()
 
     # --------------------------------------------------------------- putting
 

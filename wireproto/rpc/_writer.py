@@ -36,6 +36,8 @@ the stream, by whichever path: a program that must persist what it sends
 (the agent runtime's history) can hold records back and write them there,
 in one go, before the client can see the messages they describe.
 
+The task is started when a message is first queued (a connection whose
+messages all leave by direct writes has none: a task costs ~3 KiB).
 :meth:`Writer.close` stops accepting messages; the task then writes what is
 queued and ends (:meth:`Writer.wait_done`). When the stream breaks, the
 writer reports the cause to ``on_broken`` and ends; producers then get
@@ -157,7 +159,8 @@ class Writer:
             and isinstance(stream, SupportsSendMany)
         )
         self._direct = cast(SupportsTrySend, stream) if direct else None
-        self._idle = False  # the task waits for work: a direct write cannot overtake it
+        # no task, or the task waits for work: a direct write cannot overtake anything
+        self._idle = False
         self._wake: Waiter | None = None  # set to wake the idle task
         self._room: anyio.Event | None = None  # set when a full queue has room again
         self._waiting = 0  # producers waiting for room
@@ -165,14 +168,23 @@ class Writer:
         self._cause: BaseException | None = None
         self._streak = 0
         self._started = False
+        self._tg: anyio.abc.TaskGroup | None = None  # where the task runs, once started
+        self._running = False  # the task was started
 
     def start(self, tg: anyio.abc.TaskGroup, waiter: Callable[[], Waiter]) -> None:
-        """Start writing in ``tg``, parking the task with ``waiter``s (needs a running loop)."""
+        """Write in ``tg`` from now on, parking the task with ``waiter``s (needs a running loop).
+
+        The task starts when a message is first queued: a connection whose
+        messages are all written directly (a stream with room) never has one.
+        """
         self._new_waiter = waiter
-        self._finished = False
+        self._finished = True  # (no task yet)
         self._done: anyio.Event | None = None  # created by a waiter (most never wait)
         self._started = True
-        tg.start_soon(self._run)
+        self._tg = tg
+        self._idle = True
+        if self._items:
+            self._kick()
 
     # ------------------------------------------------------------ producers
 
@@ -265,6 +277,10 @@ class Writer:
         if waiter is not None:
             self._wake = None
             wake(waiter)
+        elif not self._running and self._items and self._tg is not None:
+            self._running = True
+            self._idle = self._finished = False
+            self._tg.start_soon(self._run)
 
     async def _wait_room(self) -> None:
         if self._room is None:

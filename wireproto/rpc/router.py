@@ -19,22 +19,34 @@ codec may decode the params in the same pass as the envelope
 (:meth:`Router.params_specs`, :class:`~wireproto.jsonrpc.codec.Decoder`).
 The router's :attr:`~Router.revision` changes with every :meth:`~Router.add`,
 so a decoder built from the table notices changes.
+
+A table served to many connections (a protocol adapter's) need not be built
+per connection: build it once with handlers that take the connection first,
+``handler(connection, params)``, and give each connection's peer
+:meth:`Router.bind` of it. A bound router costs nothing up front; a route is
+bound (a :class:`Route` and a :func:`functools.partial`) at its first use, and
+the decoders, the params specs and the codec's one-pass plan stay shared.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 import msgspec
 
+from wireproto.errors import LocalProtocolError
 from wireproto.jsonrpc.codec import DecHook, ParamsSpec
 
-__all__ = ["NO_REPLY", "Decode", "Handler", "Reply", "Route", "Router"]
+__all__ = ["NO_REPLY", "ContextHandler", "Decode", "Handler", "Reply", "Route", "Router"]
 
 Handler = Callable[[Any], Awaitable[Any]]
 """An async callable taking the decoded params."""
+
+ContextHandler = Callable[[Any, Any], Awaitable[Any]]
+"""A handler of a table meant to be bound (:meth:`Router.bind`): ``(context, params)``."""
 
 Decode = Callable[[msgspec.Raw], Any]
 """A custom params decoder: raw JSON ``params`` (``{}`` when absent) -> value."""
@@ -158,24 +170,51 @@ class Router:
             return p.a + p.b
     """
 
+    __slots__ = ("_bound", "_context", "_routes", "_shared", "_specs", "revision")
+
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
         self.revision = 0
         """A counter that changes whenever a route is added or replaced."""
+        self._shared: Router | None = None  # the table this router binds (see bind)
+        self._context: Any = None
+        self._bound = False  # some router binds this table: it no longer changes
+        self._specs: list[ParamsSpec] | None = None  # of a bound table, built once
+
+    def bind(self, context: Any) -> Router:
+        """This table served for one ``context``: its handlers are called
+        ``handler(context, params)``.
+
+        The returned router shares everything with the table (nothing is
+        copied now; a route is bound at its first lookup). The table can no
+        longer change, and the bound router takes no routes of its own.
+
+        Raises:
+            LocalProtocolError: this router is itself bound to a context.
+        """
+        if self._shared is not None:
+            raise LocalProtocolError("a bound router cannot be bound again")
+        self._bound = True
+        bound = Router()
+        bound._shared, bound._context, bound.revision = self, context, self.revision
+        return bound
 
     def add(
         self,
         method: str,
-        handler: Handler,
+        handler: Handler | ContextHandler,
         params_type: Any = Any,
         *,
         notification: bool = False,
         decode: Decode | None = None,
         dec_hook: DecHook | None = None,
         lenient: Decode | None = None,
-        cancel: Callable[[Any], None] | None = None,
+        cancel: Callable[[Any], None] | Callable[[Any, Any], None] | None = None,
     ) -> None:
         """Register ``handler`` for ``method`` (replacing any earlier entry).
+
+        ``handler`` (and ``cancel``) take the params, or ``(context, params)``
+        in a table meant to be bound (:meth:`bind`).
 
         ``decode``, when given, turns the raw params into the handler's
         argument instead of a msgspec decoder for ``params_type``.
@@ -188,13 +227,18 @@ class Router:
 
         Raises:
             TypeError: ``decode`` given together with ``dec_hook`` or ``lenient``.
+            LocalProtocolError: the router is bound, or a table some router binds.
         """
+        if self._bound or self._shared is not None:
+            raise LocalProtocolError("a table that is bound, or a bound router, cannot change")
         if dec_hook is not None or lenient is not None:
             if decode is not None:
                 raise TypeError("decode excludes dec_hook and lenient")
             decode = _strict_first(params_type, dec_hook, lenient)
-        route = Route(method, handler, params_type, notification, decode, dec_hook, lenient,
-                      cancel)
+        route = Route(
+            method, cast(Handler, handler), params_type, notification, decode, dec_hook, lenient,
+            cast("Callable[[Any], None] | None", cancel),
+        )
         self._routes[method] = route
         self.revision += 1
 
@@ -249,18 +293,37 @@ class Router:
 
     def params_specs(self) -> list[ParamsSpec]:
         """How the params of every one-pass route are decoded (for the codec)."""
-        return [
+        table = self if self._shared is None else self._shared
+        if table._specs is not None:
+            return table._specs
+        specs = [
             ParamsSpec(r.method, r.params_type, r.dec_hook, r.decode)
-            for r in self._routes.values()
+            for r in table._routes.values()
             if r.one_pass
         ]
+        if table._bound:  # no longer changes: every connection shares one list
+            table._specs = specs
+        return specs
 
     def get(self, method: str) -> Route | None:
         """Return the route for ``method``, or ``None``."""
-        return self._routes.get(method)
+        route = self._routes.get(method)
+        if route is None and self._shared is not None:
+            shared = self._shared._routes.get(method)
+            if shared is not None:
+                context, cancel = self._context, shared.cancel
+                route = self._routes[method] = dataclasses.replace(
+                    shared,
+                    handler=functools.partial(shared.handler, context),
+                    cancel=None if cancel is None else functools.partial(cancel, context),
+                )
+        return route
 
     def __contains__(self, method: object) -> bool:
-        return method in self._routes
+        table = self if self._shared is None else self._shared
+        return method in table._routes
 
     def __iter__(self) -> Iterator[Route]:
-        return iter(self._routes.values())
+        if self._shared is None:
+            return iter(self._routes.values())
+        return (cast(Route, self.get(method)) for method in self._shared._routes)

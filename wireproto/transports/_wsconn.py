@@ -173,6 +173,19 @@ class Connection:
         if self._writer_done and self._pending:
             raise await self._close_error()
 
+    def try_send(self, message: bytes | memoryview) -> bool:
+        """Queue one text message for the writer now if ``send`` would not wait;
+        return whether it was taken."""
+        if (
+            self._protocol.state is not State.OPEN
+            or self._writer_done
+            or self._pending > _OUTBOX_HIGH
+        ):
+            return False
+        self._protocol.send_text(message)
+        self._flush()
+        return True
+
     async def ping(self, data: bytes = b"") -> None:
         """Send a ping and wait for the matching pong.
 

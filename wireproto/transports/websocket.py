@@ -9,6 +9,9 @@ are sent as they are, no decode/encode round trip); a received frame is
 returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
 
 Compression is off: deflating JSON costs more than it saves on loopback.
+:meth:`WebSocketStream.try_send` writes a message at once when the
+connection can take it without waiting (the peer's writer then needs no task
+switch, nor a task at all, for a connection that never fills its buffers).
 The implementation follows the running event loop, chosen from the table
 :data:`_BACKENDS`: ``websockets.asyncio`` on asyncio, and on trio the small
 connection of :mod:`wireproto.transports._wsconn`, which pumps websockets'
@@ -46,6 +49,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import websockets.exceptions as wsexc
+from websockets.protocol import State
 
 from wireproto._backend import current_backend
 from wireproto.errors import ConnectionClosed
@@ -137,9 +141,11 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
         *,
         max_bytes: int,
         name: str = "websocket",
+        try_send: Callable[[Any, bytes | memoryview], bool] | None = None,
     ) -> None:
         self._conn = connection
         self._close = close
+        self._try_send = try_send
         self.max_bytes = max_bytes
         self.name = name
         self._closed = False  # aclose() was called
@@ -181,6 +187,26 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
             await self._conn.send(payload, text=True)
         except wsexc.WebSocketException as exc:
             raise self._convert(exc, sending=True) from exc
+
+    def try_send(self, item: bytes) -> bool:
+        """Send one message now if the connection can take it without waiting;
+        return whether it was taken (a trailing ``\\n`` is not sent).
+
+        Raises:
+            anyio.BrokenResourceError: writing to the connection failed.
+        """
+        if self._try_send is None or self._closed or self._eof_sent:
+            return False
+        payload = memoryview(item)[:-1] if item.endswith(b"\n") else item
+        try:
+            return self._try_send(self._conn, payload)
+        except wsexc.WebSocketException as exc:
+            raise self._convert(exc, sending=True) from exc
+
+    @property
+    def needs_flush(self) -> bool:
+        """Always false: :meth:`try_send` takes a whole message or nothing."""
+        return False
 
     async def send_many(self, items: Sequence[bytes]) -> None:
         """Send several messages in order, one frame each."""
@@ -294,7 +320,8 @@ async def connect_websocket(
     except wsexc.InvalidHandshake as exc:
         raise ConnectionClosed(f"websocket handshake failed: {exc}") from exc
     stream = WebSocketStream(
-        conn, backend.closer(conn), max_bytes=max_bytes, name=f"websocket client {url}"
+        conn, backend.closer(conn), max_bytes=max_bytes, name=f"websocket client {url}",
+        try_send=backend.try_send(conn),
     )
     try:
         yield stream
@@ -335,7 +362,10 @@ async def serve_websocket(
     async def on_connection(conn: Any) -> None:
         info = _request_info(conn)
         name = f"websocket server {info.path.partition('?')[0]} from {info.remote_address}"
-        stream = WebSocketStream(conn, backend.closer(conn), max_bytes=max_bytes, name=name)
+        stream = WebSocketStream(
+            conn, backend.closer(conn), max_bytes=max_bytes, name=name,
+            try_send=backend.try_send(conn),
+        )
         # websockets closes the connection when this returns: 1000, or 1011
         # (and an error logged) if the handler raised.
         await handler(stream, info)
@@ -439,15 +469,55 @@ def _trio_serve(
     )
 
 
+_ASYNCIO_SEND_STATE = ("send_in_progress", "paused", "protocol", "transport", "send_data")
+"""What :func:`_asyncio_try_send` reads of a ``websockets.asyncio`` connection."""
+
+
+def _asyncio_try_send(conn: Any, payload: bytes | memoryview) -> bool:
+    """One text frame written now when ``websockets.asyncio`` would not wait for it.
+
+    Its ``send`` is a coroutine; this checks what it would wait for (a
+    fragmented message being sent, a paused transport, a connection not
+    open) and otherwise does what it does: the protocol makes the frame and
+    the transport takes the bytes.
+    """
+    if (
+        conn.send_in_progress is not None
+        or conn.paused
+        or conn.protocol.state is not State.OPEN
+        or conn.transport.is_closing()
+    ):
+        return False
+    conn.protocol.send_text(payload)
+    conn.send_data()
+    return True
+
+
+def _asyncio_direct(conn: Any) -> Callable[[Any, bytes | memoryview], bool] | None:
+    # (a websockets version without that state: no direct writes)
+    return _asyncio_try_send if all(hasattr(conn, a) for a in _ASYNCIO_SEND_STATE) else None
+
+
+def _trio_try_send(conn: Any, payload: bytes | memoryview) -> bool:
+    taken: bool = conn.try_send(payload)
+    return taken
+
+
 @dataclasses.dataclass(frozen=True)
 class _Backend:
     connect: Callable[..., AbstractAsyncContextManager[Any]]
     serve: Callable[..., AbstractAsyncContextManager[int]]
     closer: Callable[[Any], Callable[[int, str], Awaitable[None]]]
+    try_send: Callable[[Any], Callable[[Any, bytes | memoryview], bool] | None]
 
 
 _BACKENDS: dict[str, _Backend] = {
-    "asyncio": _Backend(_asyncio_connect, _asyncio_serve, lambda conn: conn.close),
-    "trio": _Backend(_trio_connect, _trio_serve, lambda conn: conn.close),
+    "asyncio": _Backend(
+        _asyncio_connect, _asyncio_serve, lambda conn: conn.close, _asyncio_direct
+    ),
+    "trio": _Backend(
+        _trio_connect, _trio_serve, lambda conn: conn.close, lambda conn: _trio_try_send
+    ),
 }
-"""WebSocket implementation per event loop: connect, serve, how to close."""
+"""WebSocket implementation per event loop: connect, serve, how to close, how to
+write a message without waiting."""

@@ -23,6 +23,7 @@ from wireproto.agent.api import Session
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import StopReason
 from wireproto.agent.turn import Turn
+from wireproto.testing import wait_all_tasks_blocked
 from wireproto.transports.memory import memory_pair
 
 from ..conftest import RawAcp, chunk
@@ -134,7 +135,7 @@ async def test_stop_with_a_turn_stuck_on_a_client_that_stopped_reading(workdir: 
             tg.start_soon(lambda: serve_acp(agent, theirs, stop=stop))
             sid, _ = await _running(client, workdir, "go")
             await client.wait_for(chunk("more"))
-            await anyio.wait_all_tasks_blocked()  # the turn waits for room, never made
+            await wait_all_tasks_blocked()  # the turn waits for room, never made
             stop.set()  # serve returns (the task group waits for it) without a read
     await ours.aclose()
     assert agent.closed == [sid]

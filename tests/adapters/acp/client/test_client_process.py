@@ -80,9 +80,9 @@ async def test_a_set_up_call_that_is_never_answered_times_out_and_is_cancelled(
     async with connect_acp([*SCRIPTED, "--auth", "--silent", method]) as client:
         with pytest.raises(TimeoutError):
             if method == "authenticate":
-                await client.authenticate("token", timeout=0.5)
+                await client.authenticate("token", timeout=0.1)
             else:
-                await client.new_session(str(tmp_path), timeout=0.5)
+                await client.new_session(str(tmp_path), timeout=0.1)
         seen = await client.ext_request("_test/cancelled")
         assert len(seen["ids"]) == 1  # the timed-out request was cancelled on the wire
         assert not client.sessions

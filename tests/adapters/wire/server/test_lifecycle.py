@@ -19,6 +19,7 @@ from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
+from wireproto.testing import wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -214,7 +215,7 @@ async def test_replay_is_bounded_and_cancellable(open_raw: OpenRaw, home: Path) 
         await raw.send({"jsonrpc": "2.0", "id": "r", "method": "replay"})
         for _ in range(10):  # the replay streams ...
             assert (await raw.recv())["method"] == "event"
-        await anyio.wait_all_tasks_blocked()  # ... and waits for us: bounded
+        await wait_all_tasks_blocked()  # ... and waits for us: bounded
         assert raw.server.channel.peer.stats().send_waiting == 1
         await raw.send({"jsonrpc": "2.0", "id": "c", "method": "cancel"})
         after = await raw.collect("r")

@@ -8,9 +8,12 @@ An :class:`AgentConnection` serves a :class:`~wireproto.agent.runtime.Runtime`
 :class:`~wireproto.agent.api.Channel` of the sessions it opens (its requests
 to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
-* **Methods** are the table built by :meth:`AgentConnection._routes`: method
-  -> handler and params decoder. Params are decoded once, leniently, into the
-  generated Structs (:mod:`..codec`); invalid params answer ``-32602`` with a
+* **Methods** are the table built by :func:`_table`: method -> handler and
+  params decoder, built once per kind of agent and shared by its connections
+  (each binds it, :meth:`~wireproto.rpc.router.Router.bind`: a handler is
+  called with the connection, nothing is built per connection). Params are
+  decoded strictly first, leniently into the generated Structs
+  (:mod:`..codec`) when that fails; invalid params answer ``-32602`` with a
   message naming the field and ``data: {path, reason}``. Everything not in
   the table (``logout`` unless the agent ``supports_logout``, unstable and
   unknown ``_`` methods) is ``-32601``;
@@ -51,9 +54,10 @@ to the client are made by the :class:`~.calls.ClientCalls` it owns).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -156,8 +160,20 @@ _FLUSH = SHUTDOWN_BUDGET - TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flus
 _AUTH_REQUIRED = "Authentication required"
 
 
+class _Invalid:
+    """Params that do not decode: the route's handler raises :attr:`error` once
+    it checked "initialize first" (so a call before ``initialize`` answers
+    ``-32600`` whatever its params)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: InvalidMessage) -> None:
+        self.error = error
+
+
 def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> Decode:
-    """A route decoder: lenient decoding; ``-32602`` naming the field and its path."""
+    """A lenient route decoder; params it rejects become an :class:`_Invalid`
+    answering ``-32602`` with a message naming the field and its path."""
     inner = decode or (lambda raw: codec.decode(raw, type_))
 
     def run(raw: msgspec.Raw) -> Any:
@@ -166,11 +182,75 @@ def _params(type_: Any, decode: Callable[[msgspec.Raw], Any] | None = None) -> D
         except msgspec.ValidationError as exc:
             data = validation_error_data(exc)
             where = "" if data["path"] == "$" else f" at {data['path']}"
-            raise InvalidMessage(
+            return _Invalid(InvalidMessage(
                 ErrorCode.INVALID_PARAMS, f"Invalid params: {data['reason']}{where}", data
-            ) from exc
+            ))
 
     return run
+
+
+Method = Callable[[Any, Any], Awaitable[Any]]
+"""An :class:`AgentConnection` method serving one ACP method: ``(connection, params)``."""
+
+
+def _route(method: Method, *, first: bool = False) -> Method:
+    """``method`` as a route handler of the shared table: ``-32600`` until
+    ``initialize`` was answered (unless ``first``), then ``-32602`` for
+    params that did not decode, and agent API errors as ACP error answers."""
+
+    async def run(connection: AgentConnection, params: Any) -> Any:
+        if not first and not connection.initialized:
+            raise InvalidMessage(ErrorCode.INVALID_REQUEST,
+                                 "Invalid request: initialize must come first")
+        if type(params) is _Invalid:
+            raise params.error
+        try:
+            return await method(connection, params)
+        except AgentError as exc:
+            raise rpc_error(exc, ERROR_CODES) from exc
+
+    return run
+
+
+@functools.cache
+def _table(supports_delete: bool, supports_logout: bool) -> Router:
+    """The method table shared by the connections of such agents (see
+    :attr:`AgentConnection.router`).
+
+    Params are decoded strictly first (in one pass with the envelope when
+    the codec can) and leniently only when that fails; the session set-up
+    requests split the MCP servers, so they keep a decoder of their own.
+    """
+    c = AgentConnection
+    requests: list[tuple[str, Method, Any, bool]] = [
+        ("initialize", c._initialize, S.InitializeRequest, False),
+        ("authenticate", c._authenticate, S.AuthenticateRequest, False),
+        ("session/new", c._new, S.NewSessionRequest, True),
+        ("session/load", c._load, S.LoadSessionRequest, True),
+        ("session/resume", c._resume, S.ResumeSessionRequest, True),
+        ("session/list", c._list, S.ListSessionsRequest, False),
+        ("session/close", c._close, S.CloseSessionRequest, False),
+        ("session/prompt", c._prompt, S.PromptRequest, False),
+        ("session/set_mode", c._set_mode, S.SetSessionModeRequest, False),
+        ("session/set_config_option", c._set_config_option,
+         S.SetSessionConfigOptionRequest, False),
+        ("session/set_model", c._set_model, extra.SetSessionModelRequest, False),
+    ]
+    if supports_delete:
+        requests.append(("session/delete", c._delete, S.DeleteSessionRequest, False))
+    if supports_logout:
+        requests.append(("logout", c._logout, S.LogoutRequest, False))
+    table = Router()
+    for method, handler, type_, setup in requests:
+        run = _route(handler, first=method == "initialize")
+        if setup:
+            table.add(method, run, decode=_params(None, decode_setup(type_)))
+        else:
+            table.add(method, run, type_, dec_hook=codec.dec_hook, lenient=_params(type_),
+                      cancel=c._cancel_prompt if method == "session/prompt" else None)
+    table.add("session/cancel", _route(c._cancel, first=True), S.CancelNotification,
+              notification=True, dec_hook=codec.dec_hook, lenient=_params(S.CancelNotification))
+    return table
 
 
 def _absolute(path: str, field: str = "cwd") -> str:
@@ -204,7 +284,9 @@ class AgentConnection:
         initialized: whether an ``initialize`` was answered.
         authenticated: whether ``authenticate`` succeeded on this connection.
         turns: the running prompt turns.
-        router: the method table (see :meth:`_routes`).
+        router: the method table: one per kind of agent, shared by its
+            connections and bound to this one
+            (:meth:`~wireproto.rpc.router.Router.bind`).
         flushes_history: true: the peer writes the runtime's held-back
             history records before each write to the client, so the runtime
             groups the records of a burst.
@@ -237,89 +319,8 @@ class AgentConnection:
         self._ctx = translate.Context(self.capabilities, self.agent.options)
         self._peer: Peer | None = None
         self._setup: dict[str, list[S.SessionNotification]] = {}
-        self.router = self._routes()
-
-    # ----------------------------------------------------------- the table
-
-    def _routes(self) -> Router:
-        """The method table: method -> (handler, params type, lenient decoder).
-
-        Params are decoded strictly first (in one pass with the envelope when
-        the codec can) and leniently only when that fails; the session set-up
-        requests split the MCP servers, so they keep a decoder of their own.
-        """
-        requests: list[tuple[str, Callable[[Any], Any], Any, bool]] = [
-            ("initialize", self._initialize, S.InitializeRequest, False),
-            ("authenticate", self._authenticate, S.AuthenticateRequest, False),
-            ("session/new", self._new, S.NewSessionRequest, True),
-            ("session/load", self._load, S.LoadSessionRequest, True),
-            ("session/resume", self._resume, S.ResumeSessionRequest, True),
-            ("session/list", self._list, S.ListSessionsRequest, False),
-            ("session/close", self._close, S.CloseSessionRequest, False),
-            ("session/prompt", self._prompt, S.PromptRequest, False),
-            ("session/set_mode", self._set_mode, S.SetSessionModeRequest, False),
-            ("session/set_config_option", self._set_config_option,
-             S.SetSessionConfigOptionRequest, False),
-            ("session/set_model", self._set_model, extra.SetSessionModelRequest, False),
-        ]
-        if self.agent.supports_delete:
-            requests.append(("session/delete", self._delete, S.DeleteSessionRequest, False))
-        if self.agent.supports_logout:
-            requests.append(("logout", self._logout, S.LogoutRequest, False))
-        router = Router()
-        for method, handler, type_, setup in requests:
-            first = method == "initialize"
-            if setup:
-                decode = self._after_initialize(_params(None, decode_setup(type_)))
-                router.add(method, self._mapped(handler), decode=decode)
-                continue
-            lenient = _params(type_) if first else self._after_initialize(_params(type_))
-            run = handler if first else self._initialized_first(handler)
-            router.add(method, self._mapped(run), type_, dec_hook=codec.dec_hook, lenient=lenient,
-                       cancel=self._cancel_prompt if method == "session/prompt" else None)
-        router.add("session/cancel", self._mapped(self._cancel), S.CancelNotification,
-                   notification=True, dec_hook=codec.dec_hook,
-                   lenient=_params(S.CancelNotification))
-        return router
-
-    def _check_initialized(self) -> None:
-        if not self.initialized:
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST,
-                                 "Invalid request: initialize must come first")
-
-    def _initialized_first(self, handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """``handler``, refusing with ``-32600`` until ``initialize`` was answered.
-
-        (For params decoded strictly; :meth:`_after_initialize` guards the
-        lenient decoder, so the refusal comes first whatever the params.)
-        """
-
-        async def run(params: Any) -> Any:
-            self._check_initialized()
-            return await handler(params)
-
-        return run
-
-    def _after_initialize(self, decode: Decode) -> Decode:
-        """``decode``, refusing with ``-32600`` until ``initialize`` was answered."""
-
-        def run(raw: msgspec.Raw) -> Any:
-            self._check_initialized()
-            return decode(raw)
-
-        return run
-
-    @staticmethod
-    def _mapped(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        """``handler`` with agent API errors turned into ACP error answers."""
-
-        async def run(params: Any) -> Any:
-            try:
-                return await handler(params)
-            except AgentError as exc:
-                raise rpc_error(exc, ERROR_CODES) from exc
-
-        return run
+        # the table of this kind of agent, shared by its connections
+        self.router = _table(self.agent.supports_delete, self.agent.supports_logout).bind(self)
 
     @property
     def capabilities(self) -> ClientCapabilities:
@@ -537,8 +538,9 @@ class AgentConnection:
         stop = await self.turns.prompt(session, translate.prompt_in(p.prompt))
         return S.PromptResponse(stop_reason=translate.STOP_REASONS[stop])
 
-    def _cancel_prompt(self, p: S.PromptRequest) -> None:
-        self.turns.cancel_request(p.session_id)  # ($/cancel_request for the prompt)
+    def _cancel_prompt(self, p: S.PromptRequest | _Invalid) -> None:
+        if isinstance(p, S.PromptRequest):  # ($/cancel_request for the prompt)
+            self.turns.cancel_request(p.session_id)
 
     async def _cancel(self, p: S.CancelNotification) -> None:
         if not self.turns.cancel(p.session_id):

@@ -34,6 +34,7 @@ operation's last events and response are flushed — all within
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from typing import Any
@@ -201,15 +202,12 @@ class WireServer:
         return self.protocol_version is not None
 
     def router(self) -> Router:
-        """The inbound method table (protocol-wire.md#methods)."""
-        router = Router()
-        router.add("initialize", self._initialize, InitializeParams)
-        router.add("prompt", self._prompt, PromptParams)
-        router.add("cancel", self._cancel, Any)
-        router.add("steer", self._steer, SteerParams)
-        router.add("replay", self._replay, Any)
-        router.add("set_plan_mode", self._set_plan_mode, SetPlanModeParams)
-        return router
+        """The inbound method table (protocol-wire.md#methods), bound to this connection.
+
+        One table serves every connection (:meth:`~wireproto.rpc.router.Router.bind`): nothing of it
+        is built per connection.
+        """
+        return _table().bind(self)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -465,3 +463,16 @@ class WireServer:
         except AgentError as exc:
             raise rpc_error(exc) from exc
         return SetPlanModeResult(plan_mode=self.session.plan_mode)
+
+
+@functools.cache
+def _table() -> Router:
+    """The method table every :class:`WireServer` binds (built at first use)."""
+    table = Router()
+    table.add("initialize", WireServer._initialize, InitializeParams)
+    table.add("prompt", WireServer._prompt, PromptParams)
+    table.add("cancel", WireServer._cancel, Any)
+    table.add("steer", WireServer._steer, SteerParams)
+    table.add("replay", WireServer._replay, Any)
+    table.add("set_plan_mode", WireServer._set_plan_mode, SetPlanModeParams)
+    return table
