@@ -205,3 +205,79 @@ async def test_relay_messages_shows_what_one_read_brought_as_one_batch() -> None
                 assert [await client_end.receive() for _ in range(2)] == [b'{"n":1}', b'{"n":2}']
                 ends.close("agent_w")
     assert batches.seen == [("recv", [b'{"n":1}', b'{"n":2}'])]
+
+
+def _fill(fd: int) -> int:
+    """Fill the pipe behind the non-blocking ``fd``; return how many bytes it took."""
+    filled = 0
+    while True:
+        try:
+            filled += os.write(fd, b" " * 4096)
+        except BlockingIOError:
+            return filled
+
+
+@pytest.mark.parametrize("lines", [200, 0], ids=["many-lines", "an-unterminated-line-only"])
+async def test_a_client_reading_late_gets_every_byte_and_the_trace_every_message(
+    lines: int,
+) -> None:
+    """The pipe to the client is full (its reader starts late): the pump waits for room."""
+    sent = b"".join(b'{"n":%d,"pad":"%s"}\n' % (n, b"p" * 1000) for n in range(lines))
+    sent += b'{"last":true}'  # unterminated: forwarded, with a newline, at the agent's end
+    sink = io.BytesIO()
+    got: list[bytes] = []
+    async with _pipes() as (front, back, ends):
+        tx = front.byte_streams[1]
+        assert isinstance(tx, FdSendStream)
+        filled = _fill(tx.fd)  # the client has not read yet: every write finds it full
+
+        def agent() -> None:
+            try:
+                os.write(ends.agent_w, sent)
+            except BrokenPipeError:  # (the relay ended before reading it all)
+                pass
+            finally:
+                ends.close("agent_w")  # the agent's end ends the relay
+
+        async def client() -> None:
+            await anyio.sleep(0.3)  # (starts late: the relay has met the full pipe)
+            got.append(await _read(ends.client_r, filled + len(sent) + 2))  # up to the end
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(anyio.to_thread.run_sync, agent)
+                tg.start_soon(client)
+                await relay_pipes(front, back, [TraceWriter(sink)])
+                await front.aclose()  # the client sees the end after what was relayed
+                await back.aclose()
+    assert got == [b" " * filled + sent + b"\n"]  # every byte, in order
+    messages = [line.split(b'"msg":', 1)[1][:-1] for line in sink.getvalue().splitlines()]
+    assert messages == sent.split(b"\n")
+
+
+async def test_a_stream_read_from_is_refused_or_relayed_whole(anyio_backend_name: str) -> None:
+    """On asyncio a stream read from is read ahead by the event loop: relaying it from
+    threads would lose what the loop takes, so it is refused; on trio nothing is held."""
+    sent = [b'{"n":%d}\n' % n for n in range(20)]  # (the 20 of which asyncio lost 8)
+    async with _pipes() as (front, back, ends):
+        os.write(ends.client_w, b'{"first":1}\n')
+        assert await front.receive() == b'{"first":1}'
+        with anyio.fail_after(10):
+            if anyio_backend_name == "asyncio":
+                with pytest.raises(ValueError, match="the client stream was read from"):
+                    await relay_pipes(front, back)
+                return
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay_pipes, front, back)
+                expected = b"".join(sent)
+                os.write(ends.client_w, expected)
+                assert await _read(ends.agent_r, len(expected)) == expected
+                ends.close("agent_w")
+
+
+async def test_a_stream_holding_a_message_read_with_another_is_refused() -> None:
+    async with _pipes() as (front, back, ends):
+        os.write(ends.client_w, b'{"n":1}\n{"n":2}\n')  # one read brings both
+        assert await front.receive() == b'{"n":1}'
+        with pytest.raises(ValueError, match="the client stream was read from"):
+            await relay_pipes(front, back)

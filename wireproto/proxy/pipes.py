@@ -34,6 +34,7 @@ import logging
 import os
 import select
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import anyio
 import anyio.abc
@@ -59,12 +60,14 @@ def _filled(line: bytes) -> bool:
 
 def _fds(stream: anyio.abc.ObjectStream[bytes], what: str) -> tuple[int, int]:
     """The (read, write) descriptors under a fresh stdio or subprocess stream."""
-    if isinstance(stream, FramedStream) and not stream.buffered:
-        rx, tx = stream.byte_streams
-        if isinstance(rx, FdReceiveStream) and isinstance(tx, FdSendStream):
-            return rx.fd, tx.fd
-    raise TypeError(f"relay_pipes: the {what} must be a stdio or subprocess stream nothing "
-                    "was read from")
+    rx, tx = stream.byte_streams if isinstance(stream, FramedStream) else (None, None)
+    if not isinstance(rx, FdReceiveStream) or not isinstance(tx, FdSendStream):
+        raise TypeError(f"relay_pipes: the {what} must be a stdio or subprocess stream")
+    # bytes held above the fd would never be relayed; a loop reading ahead races the pump
+    if cast(FramedStream, stream).buffered or rx.reads_ahead:
+        raise ValueError(f"relay_pipes: the {what} stream was read from; relay_messages "
+                         "relays a stream in use")
+    return rx.fd, tx.fd
 
 
 class _Pump:
@@ -111,6 +114,8 @@ class _Pump:
                 for fd, _ in poll():
                     if fd == wake:
                         return
+            elif self._woken:  # (an input that never pauses does not hold off a stop)
+                return
             try:
                 chunk = os.read(src, READ_SIZE)
             except BlockingIOError:  # (a spurious wake-up)
@@ -160,7 +165,10 @@ class _Pump:
             data = b"".join(m + b"\n" for m in messages)
         if messages:
             self.observe(self.direction, messages)
-        written = os.write(self.dst, data)
+        try:
+            written = os.write(self.dst, data)
+        except BlockingIOError:  # the reader is behind (dst is non-blocking): wait for room
+            written = 0
         return written == len(data) or self._write_rest(memoryview(data)[written:])
 
     def _too_large(self, count: int) -> None:
@@ -215,6 +223,8 @@ async def relay_pipes(
 
     Raises:
         TypeError: a stream is not over file descriptors.
+        ValueError: a stream was read from (on asyncio its descriptor is then read
+            ahead by the event loop); relay it with ``relay_messages``.
     """
     client_rx, client_tx = _fds(client, "client")
     agent_rx, agent_tx = _fds(agent, "agent")

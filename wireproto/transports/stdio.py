@@ -228,6 +228,12 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         """The underlying file descriptor."""
         return self._fd.fd
 
+    @property
+    def reads_ahead(self) -> bool:
+        """Whether the event loop reads the descriptor ahead of ``receive`` (on asyncio,
+        from the first ``receive`` on): bytes may then sit in this stream, not in the fd."""
+        return self._reader is not None
+
     def interrupt_receive(self) -> None:
         """Make the ``receive`` in progress raise ``anyio.ClosedResourceError``.
 
