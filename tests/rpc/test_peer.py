@@ -483,7 +483,7 @@ async def test_a_cancel_callback_that_raises_cancels_the_handler_and_the_peer_go
     async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
         for rid in (3, 4):  # logged once for the route, cancelled each time
             await probe.write_json({"jsonrpc": "2.0", "id": rid, "method": "work"})
-            await anyio.wait_all_tasks_blocked()
+            await wait_all_tasks_blocked()
             await probe.write_json(
                 {"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": rid}}
             )
