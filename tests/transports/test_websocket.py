@@ -171,7 +171,7 @@ async def test_both_ends_send_large_messages_at_once() -> None:
 
 @pytest.mark.parametrize("anyio_backend", ["trio"])
 async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch) -> None:
-    from wireproto.transports import _wsconn
+    from wireproto.transports import _wsends
 
     # The trio implementation does not need websockets.trio at all.
     monkeypatch.setitem(sys.modules, "websockets.trio", None)
@@ -181,7 +181,7 @@ async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch
         pings.append(await stream.receive())
 
     async with serve_websocket(handler) as server:
-        async with _wsconn.connect(server.url, headers=None, max_bytes=1000) as conn:
+        async with _wsends.connect(server.url, headers=None, max_bytes=1000) as conn:
             with anyio.fail_after(units(1)):
                 await conn.ping(b"are you there")  # returns when the pong came back
                 await conn.send(b"done")

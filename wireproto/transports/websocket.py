@@ -14,7 +14,8 @@ connection can take it without waiting (the peer's writer then needs no task
 switch, nor a task at all, for a connection that never fills its buffers).
 The implementation follows the running event loop, chosen from the table
 :data:`_BACKENDS`: ``websockets.asyncio`` on asyncio, and on trio the small
-connection of :mod:`wireproto.transports._wsconn`, which pumps websockets'
+connection of :mod:`wireproto.transports._wsconn` (opened by
+:mod:`~wireproto.transports._wsends`), which pumps websockets'
 sans-I/O protocol over anyio TCP streams (``websockets.trio`` deadlocks when
 both ends send large messages at once: its reader waits for the send lock).
 
@@ -449,9 +450,9 @@ async def _asyncio_serve(
 
 
 def _trio_connect(url: str, *, headers: Any, max_bytes: int) -> AbstractAsyncContextManager[Any]:
-    from wireproto.transports import _wsconn
+    from wireproto.transports import _wsends
 
-    return _wsconn.connect(url, headers=headers, max_bytes=max_bytes)
+    return _wsends.connect(url, headers=headers, max_bytes=max_bytes)
 
 
 def _trio_serve(
@@ -462,9 +463,9 @@ def _trio_serve(
     max_bytes: int,
     process_request: Any,
 ) -> AbstractAsyncContextManager[int]:
-    from wireproto.transports import _wsconn
+    from wireproto.transports import _wsends
 
-    return _wsconn.serve(
+    return _wsends.serve(
         on_connection, host=host, port=port, max_bytes=max_bytes, process_request=process_request
     )
 
