@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream
 
 from wireproto.errors import AgentError, LocalProtocolError, RpcError
 from wireproto.jsonrpc.messages import ErrorCode
@@ -31,6 +30,8 @@ if TYPE_CHECKING:
     from wireproto.agent.store import StoreArg
 
 __all__ = [
+    "TurnItems",
+    "enter_turn",
     "leave_turn",
     "open_client",
     "renamed_options",
@@ -44,6 +45,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 C = TypeVar("C", bound=AbstractAsyncContextManager[Any])
+T = TypeVar("T")
 
 
 def rpc_error(
@@ -163,46 +165,111 @@ def running_peer(peer: Peer | None, role: str) -> Peer:
     return peer
 
 
+class TurnItems(Generic[T]):
+    r"""What an iterated client turn yields: its items, then its error if it failed.
+
+    The turn's task :meth:`deliver`\ s items and, once answered, sets
+    :attr:`error` (if any) and :attr:`done`; the reader calls :meth:`next`.
+
+    Attributes:
+        recv: the reading end (:func:`leave_turn` drains and closes it).
+        done: set once the turn has ended.
+        error: what the turn failed with (``None``: it did not).
+    """
+
+    def __init__(self, buffer: int, name: str, what: str) -> None:
+        self._send, self.recv = anyio.create_memory_object_stream[T](buffer)
+        self.done = anyio.Event()
+        self.error: BaseException | None = None
+        self._error_seen = False
+        self._name = name
+        self._what = what
+
+    def close(self) -> None:
+        """No more items (the reader gets the rest, then the end)."""
+        self._send.close()
+
+    async def deliver(self, item: T) -> None:
+        """Queue ``item`` for the reader (dropped, logged, once the turn has ended)."""
+        try:
+            await self._send.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            log.debug("%s: %s after the end of the turn dropped", self._name, self._what)
+
+    async def next(self) -> T:
+        """The next item; at the end the turn's error, else ``StopAsyncIteration``."""
+        try:
+            return await self.recv.receive()
+        except anyio.EndOfStream:
+            pass
+        await self.done.wait()
+        if self.error is not None:
+            self._error_seen = True
+            raise self.error
+        raise StopAsyncIteration
+
+    def raise_unseen(self) -> None:
+        """Raise the turn's error if the reader has not been given it yet."""
+        if self.error is not None and not self._error_seen:
+            raise self.error
+
+
+async def enter_turn(run: Callable[..., Coroutine[Any, Any, None]]) -> anyio.abc.TaskGroup:
+    """Open a client turn's task group and start ``run`` in it (until it reports started)."""
+    tg = anyio.create_task_group()
+    await tg.__aenter__()
+    await tg.start(run)
+    return tg
+
+
 async def leave_turn(
     failed: bool,
+    items: TurnItems[Any],
     *,
     answered: bool,
     cancel: Callable[[], Awaitable[None]],
-    updates: MemoryObjectReceiveStream[Any],
-    done: anyio.Event,
     tg: anyio.abc.TaskGroup,
     stop: anyio.CancelScope,
     cancel_wait: float,
     await_answer: bool,
+    close: Callable[[], None],
 ) -> None:
     """End a client's prompt turn when its ``async with`` block is left.
 
     Left normally (``failed`` false): an unanswered turn is cancelled with
-    ``cancel()``, then the rest of its ``updates`` are read and dropped until
-    the turn is ``done``. Left with an exception: later updates are dropped,
-    an unanswered turn is cancelled (at most ``cancel_wait`` seconds, shielded,
-    and waiting for ``done`` too when ``await_answer``), then ``stop`` is
-    cancelled. Either way ``updates`` is closed (waking a sender blocked on a
-    full buffer) and the turn's task group ``tg`` is exited.
+    ``cancel()``, then the rest of its ``items`` are read and dropped until
+    the turn is done; then its error, if the reader was not given it, is
+    raised. Left with an exception: later items are dropped, an unanswered
+    turn is cancelled (at most ``cancel_wait`` seconds, shielded, and
+    waiting for the end too when ``await_answer``), then ``stop`` is
+    cancelled. Either way the items' stream is closed (waking a sender
+    blocked on a full buffer), the turn's task group ``tg`` is exited and
+    ``close()`` is called.
     """
+    updates, done = items.recv, items.done
     try:
-        if not failed:
-            if not answered:
-                await cancel()
-            while True:
-                try:
-                    await updates.receive()
-                except anyio.EndOfStream:
-                    break
-            await done.wait()
-        else:
-            updates.close()
-            if not answered:
-                with anyio.move_on_after(cancel_wait, shield=True):
+        try:
+            if not failed:
+                if not answered:
                     await cancel()
-                    if await_answer:
-                        await done.wait()
-            stop.cancel()
+                while True:
+                    try:
+                        await updates.receive()
+                    except anyio.EndOfStream:
+                        break
+                await done.wait()
+            else:
+                updates.close()
+                if not answered:
+                    with anyio.move_on_after(cancel_wait, shield=True):
+                        await cancel()
+                        if await_answer:
+                            await done.wait()
+                stop.cancel()
+        finally:
+            updates.close()
+            await tg.__aexit__(None, None, None)
     finally:
-        updates.close()
-        await tg.__aexit__(None, None, None)
+        close()
+    if not failed:
+        items.raise_unseen()

@@ -22,7 +22,7 @@ import anyio.abc
 import msgspec
 from msgspec import UNSET, UnsetType, field
 
-from wireproto.adapters._shared import leave_turn
+from wireproto.adapters._shared import TurnItems, enter_turn, leave_turn
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.errors import ConnectionClosed, LocalProtocolError, RemoteProtocolError
@@ -114,8 +114,6 @@ class PromptTurn:
         self.meta: dict[str, Any] | None = None
         self._client = client
         self._buffer = buffer
-        self._error: BaseException | None = None
-        self._error_seen = False
         self._answered = False
         self._started = False
         self.accepting = False  # set once the updates read before the prompt are handled
@@ -125,13 +123,8 @@ class PromptTurn:
             raise LocalProtocolError("a PromptTurn can be run only once")
         self._started = True
         self._client._start_turn(self)
-        self._send, self._recv = anyio.create_memory_object_stream[s.SessionUpdate](
-            self._buffer
-        )
-        self._done = anyio.Event()
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        await self._tg.start(self._run)  # returns once the prompt is queued
+        self._items = TurnItems[s.SessionUpdate](self._buffer, self._client.name, "update")
+        self._tg = await enter_turn(self._run)  # returns once the prompt is queued
         return self
 
     async def __aexit__(
@@ -140,30 +133,17 @@ class PromptTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            await leave_turn(
-                exc_type is not None, answered=self._answered, cancel=self._cancel,
-                updates=self._recv, done=self._done, tg=self._tg, stop=self._tg.cancel_scope,
-                cancel_wait=CANCEL_WAIT, await_answer=False,
-            )
-        finally:
-            self._close()
-        if exc_type is None and self._error is not None and not self._error_seen:
-            raise self._error
+        await leave_turn(
+            exc_type is not None, self._items, answered=self._answered, cancel=self._cancel,
+            tg=self._tg, stop=self._tg.cancel_scope, cancel_wait=CANCEL_WAIT,
+            await_answer=False, close=self._close,
+        )
 
     def __aiter__(self) -> PromptTurn:
         return self
 
     async def __anext__(self) -> s.SessionUpdate:
-        try:
-            return await self._recv.receive()
-        except anyio.EndOfStream:
-            pass
-        await self._done.wait()
-        if self._error is not None:
-            self._error_seen = True
-            raise self._error
-        raise StopAsyncIteration
+        return await self._items.next()
 
     async def collect(self) -> list[s.SessionUpdate]:
         """Read the rest of the turn; return its updates.
@@ -176,7 +156,7 @@ class PromptTurn:
     @property
     def done(self) -> bool:
         """Whether the turn has ended (answered, failed or cancelled)."""
-        return self._started and self._done.is_set()
+        return self._started and self._items.done.is_set()
 
     # ---------------------------------------------------------- internals
 
@@ -203,10 +183,10 @@ class PromptTurn:
                 log.warning("%s: unknown stop reason %r for session %s", self._client.name,
                             result.stop_reason, self.session_id)
         except Exception as exc:
-            self._error = exc
+            self._items.error = exc
         finally:
             self._close()
-            self._done.set()
+            self._items.done.set()
             if not started:  # failed before it was sent
                 task_status.started()
 
@@ -221,13 +201,10 @@ class PromptTurn:
     def _close(self) -> None:
         self.accepting = False
         self._client._end_turn(self)
-        self._send.close()
+        self._items.close()
 
     async def _deliver(self, update: s.SessionUpdate) -> None:
-        try:
-            await self._send.send(update)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.debug("%s: update after the end of the turn dropped", self._client.name)
+        await self._items.deliver(update)
 
     async def _cancel(self) -> None:
         try:

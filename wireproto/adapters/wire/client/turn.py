@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from wireproto.adapters._shared import leave_turn
+from wireproto.adapters._shared import TurnItems, enter_turn, leave_turn
 from wireproto.errors import ConnectionClosed, LocalProtocolError, RpcError
 
 from .. import messages as m
@@ -85,8 +85,7 @@ class WireTurn:
         self.accepting = False
         self._client = client
         self._buffer = max(buffer, 1)
-        self._error: BaseException | None = None
-        self._error_seen = False
+        self._items: TurnItems[WireEvent] | None = None  # iterated turns only
         self._answered = False
         self._started = False
         self._finished = False
@@ -118,13 +117,10 @@ class WireTurn:
         if self._started:
             raise LocalProtocolError("a WireTurn can be run only once")
         self._started = True
-        self._send, self._recv = anyio.create_memory_object_stream[Any](self._buffer)
-        self._done = anyio.Event()
+        self._items = TurnItems(self._buffer, self._client.name, "event")
         # shielded: a cancelled caller still hears the server's answer to its cancel
         self._scope = anyio.CancelScope(shield=True)
-        self._tg = anyio.create_task_group()
-        await self._tg.__aenter__()
-        await self._tg.start(self._run)  # returns once the prompt is queued
+        self._tg = await enter_turn(self._run)  # returns once the prompt is queued
         return self
 
     async def __aexit__(
@@ -133,31 +129,17 @@ class WireTurn:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        try:
-            await leave_turn(
-                exc_type is not None, answered=self._answered, cancel=self._cancel,
-                updates=self._recv, done=self._done, tg=self._tg, stop=self._scope,
-                cancel_wait=CANCEL_WAIT, await_answer=True,
-            )
-        finally:
-            self._close()
-        if exc_type is None and self._error is not None and not self._error_seen:
-            raise self._error
+        await leave_turn(
+            exc_type is not None, self._turn_items, answered=self._answered, cancel=self._cancel,
+            tg=self._tg, stop=self._scope, cancel_wait=CANCEL_WAIT,
+            await_answer=True, close=self._close,
+        )
 
     def __aiter__(self) -> WireTurn:
         return self
 
     async def __anext__(self) -> WireEvent:
-        try:
-            event: WireEvent = await self._recv.receive()
-            return event
-        except anyio.EndOfStream:
-            pass
-        await self._done.wait()
-        if self._error is not None:
-            self._error_seen = True
-            raise self._error
-        raise StopAsyncIteration
+        return await self._turn_items.next()
 
     async def collect(self) -> list[WireEvent]:
         """Read the rest of the turn; return its events.
@@ -181,11 +163,11 @@ class WireTurn:
             with self._scope:
                 self.result = await self._client._send_prompt(self, sent, self._on_response)
         except Exception as exc:
-            self._error = exc
+            self._turn_items.error = exc
         finally:
             self._close()
             self._finished = True
-            self._done.set()
+            self._turn_items.done.set()
             if not started:  # failed before it was sent
                 task_status.started()
 
@@ -193,16 +175,19 @@ class WireTurn:
         self._answered = True
         self._close()
 
+    @property
+    def _turn_items(self) -> TurnItems[WireEvent]:
+        if self._items is None:
+            raise LocalProtocolError("iterate a WireTurn inside 'async with client.prompt(...)'")
+        return self._items
+
     def _close(self) -> None:
         self.accepting = False
-        if hasattr(self, "_send"):
-            self._send.close()
+        if self._items is not None:
+            self._items.close()
 
     async def _deliver(self, event: WireEvent) -> None:
-        try:
-            await self._send.send(event)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            log.debug("%s: event after the end of the turn dropped", self._client.name)
+        await self._turn_items.deliver(event)
 
     async def _cancel(self) -> None:
         try:
