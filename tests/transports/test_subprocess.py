@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
@@ -14,7 +15,7 @@ import pytest
 from timeouts import units
 
 from wireproto.testing import wait_all_tasks_blocked
-from wireproto.transports.subprocess import open_subprocess
+from wireproto.transports.subprocess import SubprocessStream, open_subprocess
 
 from .conftest import HELPERS
 
@@ -129,23 +130,35 @@ async def test_body_exception_propagates_as_itself() -> None:
             raise KeyError("boom")
 
 
+async def _pending_receive_while(
+    stream: SubprocessStream, act: Callable[[], Awaitable[None]]
+) -> list[BaseException]:
+    """Run ``act`` while a task waits in ``stream.receive()``; what that receive raised."""
+    result: list[BaseException] = []
+
+    async def receive() -> None:
+        try:
+            await stream.receive()
+        except Exception as exc:
+            result.append(exc)
+
+    with anyio.fail_after(units(2)):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(receive)
+            await act()
+    return result
+
+
 async def test_killed_child_ends_a_pending_receive() -> None:
     async with open_subprocess(ECHO, stderr="log") as stream:
         await stream.send(b"ping\n")
         assert await stream.receive() == b"ping"
-        result: list[BaseException] = []
 
-        async def receive() -> None:
-            try:
-                await stream.receive()
-            except Exception as exc:
-                result.append(exc)
+        async def kill() -> None:
+            await wait_all_tasks_blocked()
+            os.kill(stream.pid, signal.SIGKILL)
 
-        with anyio.fail_after(units(2)):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(receive)
-                await wait_all_tasks_blocked()
-                os.kill(stream.pid, signal.SIGKILL)
+        result = await _pending_receive_while(stream, kill)
         assert len(result) == 1
         assert isinstance(result[0], (anyio.EndOfStream, anyio.BrokenResourceError))
         assert await stream.wait() == -signal.SIGKILL
@@ -157,22 +170,15 @@ async def test_aclose_ends_a_pending_receive_while_the_child_runs_on(settle: str
     cmd = [sys.executable, "-c", STUBBORN, "stdin"]  # keeps its stdout open
     async with open_subprocess(cmd, shutdown_timeout=0.5, stderr="log") as stream:
         assert await stream.receive() == b"ready"
-        result: list[BaseException] = []
 
-        async def receive() -> None:
-            try:
-                await stream.receive()
-            except Exception as exc:
-                result.append(exc)
+        async def close() -> None:
+            if settle == "blocked":
+                await wait_all_tasks_blocked()
+            else:
+                await anyio.lowlevel.checkpoint()
+            await stream.aclose()  # stops receiving; the child is still there
 
-        with anyio.fail_after(units(2)):
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(receive)
-                if settle == "blocked":
-                    await wait_all_tasks_blocked()
-                else:
-                    await anyio.lowlevel.checkpoint()
-                await stream.aclose()  # stops receiving; the child is still there
+        result = await _pending_receive_while(stream, close)
         assert [type(exc) for exc in result] == [anyio.ClosedResourceError]
         assert stream.returncode is None
 
