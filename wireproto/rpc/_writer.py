@@ -65,6 +65,7 @@ __all__ = [
     "STREAM_GONE",
     "YIELD_EVERY",
     "Item",
+    "SupportsReceiveNowait",
     "SupportsSendMany",
     "SupportsTrySend",
     "Writer",
@@ -86,6 +87,20 @@ YIELD_EVERY = 32
 
 STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
 """The anyio exceptions that end a stream."""
+
+
+@runtime_checkable
+class SupportsReceiveNowait(Protocol):
+    """A stream that can hand out a message it already holds without waiting."""
+
+    def receive_nowait(self) -> bytes:
+        """Return the next message if it can be had at once.
+
+        Raises:
+            anyio.WouldBlock: ``receive`` must be awaited (no whole message
+                is held, or the stream wants its consumer to yield first).
+            Any exception of ``receive``.
+        """
 
 
 @runtime_checkable

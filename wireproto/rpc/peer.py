@@ -59,7 +59,7 @@ import itertools
 import logging
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -89,7 +89,13 @@ from wireproto.rpc._handlers import HandlerPool
 from wireproto.rpc._inbox import Inbox, run_logged
 from wireproto.rpc._pending import Pending, raise_failure
 from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
-from wireproto.rpc._writer import DEFAULT_MAX_BYTES, STREAM_GONE, SupportsSendMany, Writer
+from wireproto.rpc._writer import (
+    DEFAULT_MAX_BYTES,
+    STREAM_GONE,
+    SupportsReceiveNowait,
+    SupportsSendMany,
+    Writer,
+)
 from wireproto.rpc.router import Router
 
 __all__ = ["Peer", "PeerStats", "SupportsSendMany"]
@@ -98,20 +104,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
-
-
-@runtime_checkable
-class SupportsReceiveNowait(Protocol):
-    """A stream that can hand out a message it already holds without waiting."""
-
-    def receive_nowait(self) -> bytes:
-        """Return the next message if it can be had at once.
-
-        Raises:
-            anyio.WouldBlock: ``receive`` must be awaited (no whole message
-                is held, or the stream wants its consumer to yield first).
-            Any exception of ``receive``.
-        """
 
 
 @dataclasses.dataclass(frozen=True)
