@@ -12,7 +12,6 @@ import msgspec
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from wireproto.agent.api import Session
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import AgentMessageChunk, Event, StopReason, TurnEnded, UserMessage
@@ -28,7 +27,6 @@ pytestmark = pytest.mark.anyio
 # and restores as JSON, then run one more turn in it.
 RESTART = r"""
 import sys, anyio, msgspec
-from wireproto.agent.api import Session
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.runtime import Runtime
@@ -56,7 +54,6 @@ anyio.run(main)
 # "forever".
 SLOW = r"""
 import sys, anyio
-from wireproto.agent.api import Session
 from wireproto.agent.content import Text
 from wireproto.agent.demo import DemoAgent
 from wireproto.agent.events import AgentMessageChunk
@@ -243,47 +240,3 @@ async def test_held_records_are_written_when_the_session_closes(
     await runtime.prompt(session, [Text("hello")])
     await runtime.close_session(session.id)
     assert len(JsonlStore(tmp_path / "sessions").load(session.id).events) == 6
-
-
-class _WritingMidSend(_FlushingChannel):
-    """Its peer writes while a send is under way (the writer flushes first, then the
-    bytes leave): what the store held at that moment is what a ``kill -9`` would leave."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        super().__init__()
-        self.runtime = runtime
-        self.at_write: list[list[Event]] = []
-
-    async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
-        await super().send(session, event, replay=replay)  # queued for the client
-        self.runtime.flush_history()  # the writer runs before the send returns ...
-        self.at_write.append(list(self.runtime.store.load(session.id).events))  # ... and writes
-
-
-async def test_an_event_written_while_its_send_is_under_way_is_already_stored(
-    tmp_path: Path, workdir: Path
-) -> None:
-    runtime = Runtime(DemoAgent(), tmp_path / "sessions")
-    channel = _WritingMidSend(runtime)
-    session = await runtime.new_session(channel, str(workdir))
-    await runtime.prompt(session, [Text("hello")])
-    sent = channel.events(session.id)
-    assert len(sent) == 6
-    for index, stored in enumerate(channel.at_write):
-        assert stored == sent[: index + 1]  # every event the client could have got is stored
-    assert runtime.history(session)  # the conversation saw the turn too
-
-
-async def test_a_send_cancelled_before_any_write_records_nothing(
-    tmp_path: Path, workdir: Path
-) -> None:
-    runtime = Runtime(DemoAgent(), tmp_path / "sessions")
-    channel = _FlushingChannel()
-    session = await runtime.new_session(channel, str(workdir))
-    channel.pause()  # a slow client: the send waits
-    with anyio.move_on_after(0):
-        await runtime.emit(session, AgentMessageChunk("never delivered", message_id="m1"))
-    channel.resume()
-    runtime.flush_history()
-    assert runtime.store.load(session.id).events == []
-    assert channel.events(session.id) == []

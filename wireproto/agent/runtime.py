@@ -11,10 +11,7 @@ History is what the client was sent: an event is recorded once the
 channel took it (or when the connection is gone, so a dropped client still
 leaves a complete history). An event whose send was cancelled — the turn was
 cancelled while a slow client held it back — is neither delivered nor
-recorded, so a later load or replay shows exactly what the client saw live
-(with a ``flushes_history`` channel, unless its peer wrote to the client
-while that send was under way: the record is then kept, as the event may
-have left with that write).
+recorded, so a later load or replay shows exactly what the client saw live.
 
 Records are grouped per burst when the channel allows it: a channel whose
 ``flushes_history`` attribute is true promises to call
@@ -206,44 +203,20 @@ class Runtime:
     async def emit(self, session: Session, event: Event) -> None:
         """Send ``event`` to the session's client, then record it (unless live-only).
 
-        With a ``flushes_history`` channel the record is held back *before*
-        the send, so that a write of the channel's peer that happens while
-        the send is under way persists it first; if the send fails before
-        any write did, the record is withdrawn (nothing was delivered).
-
         Raises:
             ConnectionClosed: the client is gone (the event is recorded first).
         """
         channel = session.channel
-        if channel is None:
-            self._record(session, event)
-            return
-        early = getattr(channel, "flushes_history", False) and not isinstance(event, _LIVE_ONLY)
-        held = self._hold(session.id, event) if early else None
-        try:
-            await channel.send(session, event)
-        except ConnectionClosed:
-            self._record(session, event, held=held is not None)
-            self.flush_history()  # nothing will be written to that client
-            raise
-        except BaseException:
-            if held is not None:
-                if self._held.get(session.id) is held:
-                    _withdraw(held, event)  # no write happened since: it was not delivered
-                else:
-                    self._record(session, event, held=True)  # stored: it may have left
-            raise
-        self._record(session, event, held=held is not None)
+        if channel is not None:
+            try:
+                await channel.send(session, event)
+            except ConnectionClosed:
+                self._record(session, event)
+                self.flush_history()  # nothing will be written to that client
+                raise
+        self._record(session, event)
 
-    def _hold(self, session_id: str, event: Event) -> list[Event]:
-        held = self._held.get(session_id)
-        if held is None:
-            held = self._held[session_id] = []
-        held.append(event)
-        return held
-
-    def _record(self, session: Session, event: Event, *, held: bool = False) -> None:
-        """Remember ``event`` (conversation, store); ``held``: its store record already is."""
+    def _record(self, session: Session, event: Event) -> None:
         session.updated_at = datetime.now(timezone.utc)
         if isinstance(event, _LIVE_ONLY):
             return
@@ -251,10 +224,12 @@ class Runtime:
         conversation = self._conversations.get(sid)
         if conversation is not None:
             conversation.add(event)
-        if held:
-            return
         if getattr(session.channel, "flushes_history", False):
-            self._hold(sid, event)
+            held = self._held.get(sid)
+            if held is None:
+                self._held[sid] = [event]
+            else:
+                held.append(event)
             return
         if self._held:
             self.flush_history()  # keep the order of a session's records
@@ -439,10 +414,3 @@ class Runtime:
         """Drop history before now from later loads and replays."""
         await self.emit(session, HistoryCleared())
 
-
-def _withdraw(held: list[Event], event: Event) -> None:
-    """Take ``event`` (this very object, the latest occurrence) out of ``held``."""
-    for index in range(len(held) - 1, -1, -1):
-        if held[index] is event:
-            del held[index]
-            return
