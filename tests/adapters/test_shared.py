@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import pytest
 from timeouts import units
 
@@ -142,3 +143,20 @@ async def test_client_classes_share_the_buffer_option_name() -> None:
         assert seen[0].filename == __file__  # the warning points at the caller
         with pytest.raises(TypeError, match="unexpected keyword argument 'update_bufer'"):
             ClientConnection(right, update_bufer=3)
+
+
+async def test_a_turn_cancelled_while_it_starts_leaves_no_task_group_open() -> None:
+    from wireproto.adapters._shared import enter_turn
+
+    async def run(*, task_status: anyio.abc.TaskStatus[None]) -> None:
+        await anyio.sleep_forever()  # the prompt waits for room in a full send queue
+        task_status.started()
+
+    with anyio.CancelScope() as scope:
+        scope.cancel()  # cancelled before the prompt was queued
+        await enter_turn(run)
+    assert scope.cancelled_caught
+    with anyio.fail_after(1):  # the cancel scope stack is intact: the task goes on
+        await anyio.lowlevel.checkpoint()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.sleep, 0)

@@ -7,6 +7,7 @@ Every test runs on asyncio and trio.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -472,12 +473,18 @@ async def test_a_cancel_callback_that_raises_cancels_the_handler_and_the_peer_go
     async def work(params: Any) -> Any:
         await anyio.sleep_forever()
 
-    def cancel(params: Any) -> None:
-        raise RuntimeError("broken cancel callback")
+    @dataclasses.dataclass
+    class Cancel:  # a callable with __eq__ and no __hash__: unhashable
+        calls: int = 0
+
+        def __call__(self, params: Any) -> None:
+            self.calls += 1
+            raise RuntimeError("broken cancel callback")
 
     async def ping(params: Any) -> Any:
         return "pong"
 
+    cancel = Cancel()
     router.add("work", work, cancel=cancel)
     router.add("ping", ping)
     async with probe_peer(router, cancel_method=CANCEL) as (peer, probe):
@@ -494,6 +501,7 @@ async def test_a_cancel_callback_that_raises_cancels_the_handler_and_the_peer_go
         assert peer.stats().running == 0
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(errors) == 1 and "cancel callback" in errors[0].getMessage()
+    assert cancel.calls == 2
 
 
 async def test_cancel_between_peers_raises_request_cancelled_for_other_callers() -> None:

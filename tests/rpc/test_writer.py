@@ -180,3 +180,28 @@ async def test_before_write_runs_before_any_bytes_leave(seed: int) -> None:
         writer.close()
         await writer.wait_done()
     assert bytes(pipe.data) == b"".join(announced) and checked
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_a_producer_records_what_send_queued_before_the_writer_writes_it(seed: int) -> None:
+    """The agent runtime records an event once ``send`` returns: ``send`` never lets the
+    writer run between queuing a message and returning, so ``before_write`` sees it first."""
+    pipe = _FlakyPipe(random.Random(seed))
+    recorded: list[bytes] = []  # what the producer recorded after each send returned
+    persisted: list[bytes] = []  # what before_write "saved"
+
+    def before_write() -> None:
+        persisted[:] = recorded
+
+    writer = Writer(pipe, 8, lambda exc: None, "t", before_write=before_write)
+    async with anyio.create_task_group() as tg:
+        writer.start(tg, waiter_factory())
+        for i in range(100):
+            line = b"m%d\n" % i
+            await writer.send(line)  # yields now and then, waits when the queue is full
+            recorded.append(line)
+            written = bytes(pipe.data).count(b"\n") + (1 if pipe.rest else 0)
+            assert written <= len(persisted), i  # nothing out that was not recorded first
+        writer.close()
+        await writer.wait_done()
+    assert bytes(pipe.data) == b"".join(recorded)

@@ -190,6 +190,7 @@ async def test_trio_ping_is_answered_with_a_pong(monkeypatch: pytest.MonkeyPatch
     assert pings == [b"done"]
 
 
+@pytest.mark.fastpath
 async def test_try_send_takes_whole_messages_while_the_connection_has_room() -> None:
     # A client that does not read yet: the server's direct writes are taken
     # until the connection's buffers are full, then refused (nothing lost).

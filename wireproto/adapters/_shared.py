@@ -218,7 +218,12 @@ async def enter_turn(run: Callable[..., Coroutine[Any, Any, None]]) -> anyio.abc
     """Open a client turn's task group and start ``run`` in it (until it reports started)."""
     tg = anyio.create_task_group()
     await tg.__aenter__()
-    await tg.start(run)
+    try:
+        await tg.start(run)
+    except BaseException as exc:  # e.g. cancelled while the prompt waited for room
+        tg.cancel_scope.cancel()
+        await tg.__aexit__(type(exc), exc, exc.__traceback__)
+        raise
     return tg
 
 

@@ -109,7 +109,7 @@ class HandlerPool:
         self._running: dict[Hashable, anyio.CancelScope] = {}
         # request id -> its route's cancel callback and params (routes that have one)
         self._told: dict[Hashable, tuple[Callable[[Any], None], Any]] = {}
-        self._failed_tells: set[Callable[[Any], None]] = set()  # cancel callbacks that raised
+        self._failed_tells: set[int] = set()  # ids of cancel callbacks that raised
         self._queue: deque[Job] = deque()  # admitted, not started yet
         self._busy = 0  # handler tasks holding a request
         self._coming = False  # a task was called for and has not looked at the queue yet
@@ -195,10 +195,10 @@ class HandlerPool:
                 tell(params)
                 return True
             except Exception:  # (never the connection's problem) the handler is cancelled
-                if tell in self._failed_tells:
+                if id(tell) in self._failed_tells:  # (by id: a callback need not be hashable)
                     log.debug("%s: cancel callback failed again", self.name, exc_info=True)
                 else:
-                    self._failed_tells.add(tell)
+                    self._failed_tells.add(id(tell))
                     log.exception("%s: cancel callback %r failed; cancelling the handler",
                                   self.name, tell)
         scope = self._running.get(key)

@@ -21,7 +21,11 @@ Two ways in, by what the message needs:
   among others: they come in bursts). The message is
   queued and the producer goes on without yielding while there is room,
   except once every :data:`YIELD_EVERY` messages, so a burst is written in a
-  few large writes and a loop of ``notify`` calls still lets others run.
+  few large writes and a loop of ``notify`` calls still lets others run. That
+  yield comes *before* the message is queued: once ``send`` has queued it, it
+  returns without letting the writer run, so a producer that records what it
+  sends after ``send`` returns (the agent runtime) always records it before
+  ``before_write`` is called for the write that carries it.
 
 Either way a producer waits while the queue is full: it holds ``size``
 messages, and at most ``max_bytes`` bytes counting the batch being written
@@ -209,12 +213,12 @@ class Writer:
         Raises:
             ConnectionClosed: the writer was closed or the stream broke.
         """
+        self._streak += 1
+        if self._streak >= YIELD_EVERY:  # before the put: once queued, the producer
+            self._streak = 0  # goes on at once (the writer cannot write it in between)
+            await anyio.lowlevel.checkpoint()
         while not self._put(data):
             await self._wait_room()
-        self._streak += 1
-        if self._streak >= YIELD_EVERY:
-            self._streak = 0
-            await anyio.lowlevel.checkpoint()
 
     def send_nowait(self, data: Item) -> bool:
         """Queue ``data`` if there is room, never waiting; return whether it was taken.

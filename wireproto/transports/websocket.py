@@ -53,6 +53,7 @@ import websockets.exceptions as wsexc
 from websockets.protocol import State
 
 from wireproto._backend import current_backend
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import ConnectionClosed
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -193,10 +194,12 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
         """Send one message now if the connection can take it without waiting;
         return whether it was taken (a trailing ``\\n`` is not sent).
 
+        Always ``False`` with ``WIREPROTO_NO_FAST_PATHS=1``.
+
         Raises:
             anyio.BrokenResourceError: writing to the connection failed.
         """
-        if self._try_send is None or self._closed or self._eof_sent:
+        if not FAST_PATHS or self._try_send is None or self._closed or self._eof_sent:
             return False
         payload = memoryview(item)[:-1] if item.endswith(b"\n") else item
         try:
