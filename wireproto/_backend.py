@@ -9,11 +9,19 @@ ask here.
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Literal
 
 import anyio
 
-__all__ = ["current_backend", "join_task", "running_asyncio_loop"]
+if sys.version_info < (3, 11):  # pragma: no cover (installed with anyio there)
+    from exceptiongroup import BaseExceptionGroup  # type: ignore[import-not-found,unused-ignore]
+else:
+    BaseExceptionGroup = BaseExceptionGroup  # (re-exported for the library)
+
+__all__ = [
+    "BaseExceptionGroup", "current_backend", "join_task", "raise_as_group", "running_asyncio_loop"
+]
 
 
 def running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -44,3 +52,15 @@ async def join_task(task: asyncio.Task[None]) -> BaseException | None:
 def current_backend() -> Literal["asyncio", "trio"]:
     """``"asyncio"`` when an asyncio task is running, else ``"trio"``."""
     return "asyncio" if running_asyncio_loop() is not None else "trio"
+
+
+def raise_as_group(failed: BaseException | None, group: BaseExceptionGroup[BaseException] | None
+                   ) -> None:
+    """Raise what a bare task joined by :func:`join_task` raised (``failed``) the way a task
+    group would: in an exception group, with the errors of the owner's ``group`` if any;
+    else ``group`` itself; nothing when both are ``None``."""
+    if failed is not None:
+        inner = [failed, *(group.exceptions if group is not None else ())]
+        raise BaseExceptionGroup("unhandled errors in a TaskGroup", inner)
+    if group is not None:
+        raise group

@@ -67,7 +67,7 @@ import anyio.lowlevel
 import msgspec
 from msgspec import UNSET
 
-from wireproto._backend import join_task, running_asyncio_loop
+from wireproto._backend import BaseExceptionGroup, join_task, raise_as_group, running_asyncio_loop
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import (
     ConnectionClosed,
@@ -266,16 +266,18 @@ class Peer:
             self._writer.close()
             await self._writer.wait_done()
         self._tg.cancel_scope.cancel()
+        group: BaseExceptionGroup[BaseException] | None = None
         try:
             await self._tg.__aexit__(None, None, None)
+        except BaseExceptionGroup as errors:  # (what the group's tasks raised)
+            group = errors
         finally:
             failed = None if self._reader is None else await join_task(self._reader)
             self._writer.discard()  # even if a task never started
             self._inbox = None  # (its task has ended: call_in_order runs at once)
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
-            if failed is not None:
-                raise failed
+        raise_as_group(failed, group)  # (as if the reader were a task of the group)
         return None
 
     def call_in_order(self, callback: Callable[[], None]) -> None:
