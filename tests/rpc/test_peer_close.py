@@ -307,12 +307,13 @@ async def test_what_the_reader_raises_is_raised_in_a_group_on_every_path() -> No
     peer = Peer(a)
 
     async def receive() -> bytes:
+        await anyio.lowlevel.checkpoint()
         raise Boom
 
+    # (before the peer starts: with the eager task factory the reader starts at once)
+    a.receive = receive  # type: ignore[method-assign]  # the first read fails
     with anyio.fail_after(units(2)), pytest.raises(BaseException) as info:
         async with peer:
-            a.receive = receive  # type: ignore[method-assign]  # the next read fails
-            await b.send(b'{"jsonrpc":"2.0","method":"x"}\n')
             await peer.wait_closed()  # cancelled: the reader failed
     await b.aclose()
     assert isinstance(first_leaf(info.value), Boom)
