@@ -231,3 +231,25 @@ def open_raw(workdir: Path, home: Path) -> Callable[..., AbstractAsyncContextMan
     """``open_raw(agent=..., max_bytes=..., stop=..., **server_options)``."""
     return functools.partial(_open_raw, workdir=workdir, sessions=home / "sessions")
 
+
+
+@asynccontextmanager
+async def scripted(**options: Any) -> AsyncIterator[tuple[WireClient, NdjsonProbe]]:
+    """A client whose server is driven by the test with raw lines."""
+    probe = NdjsonProbe(buffer=1024)
+    try:
+        async with WireClient(probe.stream, **options) as client:
+            yield client, probe
+    finally:
+        await probe.aclose()
+
+
+def request(id: str, type: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """A raw Wire ``request`` message (server -> client)."""
+    return {"jsonrpc": "2.0", "id": id, "method": "request",
+            "params": {"type": type, "payload": payload}}
+
+
+def event(type: str, payload: Any) -> dict[str, Any]:
+    """A raw Wire ``event`` notification."""
+    return {"jsonrpc": "2.0", "method": "event", "params": {"type": type, "payload": payload}}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import anyio
@@ -21,32 +21,13 @@ from wireproto.errors import LocalProtocolError, RpcError
 from wireproto.jsonrpc.codec import WIRE_DIALECT
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
-from wireproto.testing import NdjsonProbe
 from wireproto.transports.memory import memory_pair
+
+from ..conftest import event, request, scripted
 
 pytestmark = pytest.mark.anyio
 
 OpenWire = Callable[..., AbstractAsyncContextManager[Any]]
-
-
-@asynccontextmanager
-async def scripted_server(**options: Any) -> AsyncIterator[tuple[WireClient, NdjsonProbe]]:
-    """A client whose server is driven by the test with raw lines."""
-    probe = NdjsonProbe(buffer=1024)
-    try:
-        async with WireClient(probe.stream, **options) as client:
-            yield client, probe
-    finally:
-        await probe.aclose()
-
-
-def request(id: str, type: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "method": "request",
-            "params": {"type": type, "payload": payload}}
-
-
-def notify(type: str, payload: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "event", "params": {"type": type, "payload": payload}}
 
 
 # ------------------------------------------------------------------ handshake fallback
@@ -81,7 +62,7 @@ async def test_fallback_on_method_not_found(caplog: pytest.LogCaptureFixture) ->
 async def test_fallback_when_initialize_is_never_answered(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    async with scripted_server(initialize_timeout=0.2) as (client, probe):
+    async with scripted(initialize_timeout=0.2) as (client, probe):
         results: list[Any] = []
 
         async def init() -> None:
@@ -107,7 +88,7 @@ async def test_fallback_when_initialize_is_never_answered(
 
 
 async def test_other_initialize_errors_are_raised() -> None:
-    async with scripted_server() as (client, probe):
+    async with scripted() as (client, probe):
         async with anyio.create_task_group() as tg:
 
             async def init() -> None:
@@ -131,7 +112,7 @@ async def test_initialize_params() -> None:
 
     spec = ExternalTool(name="t", description="d", parameters={"type": "object"})
     hook = HookSubscription(id="h", event="Stop")
-    async with scripted_server(external_tools={"t": (spec, tool)}, on_question=question,
+    async with scripted(external_tools={"t": (spec, tool)}, on_question=question,
                                hooks=[hook], supports_plan_mode=True) as (client, probe):
         async with anyio.create_task_group() as tg:
             tg.start_soon(client.initialize)
@@ -164,11 +145,11 @@ async def test_events_are_typed_in_order_and_unknown_ones_kept(
     async def on_event(e: Any) -> None:
         seen.append(e)
 
-    async with scripted_server(on_event=on_event) as (client, probe):
-        await probe.write_json(notify("StepBegin", {"n": 1}))
-        await probe.write_json(notify("FutureThing", {"x": 1}))
-        await probe.write_json(notify("StepBegin", {"n": "bad"}))  # invalid: dropped
-        await probe.write_json(notify("ContentPart", {"type": "think", "think": "hm"}))
+    async with scripted(on_event=on_event) as (client, probe):
+        await probe.write_json(event("StepBegin", {"n": 1}))
+        await probe.write_json(event("FutureThing", {"x": 1}))
+        await probe.write_json(event("StepBegin", {"n": "bad"}))  # invalid: dropped
+        await probe.write_json(event("ContentPart", {"type": "think", "think": "hm"}))
         iterated = []
         async for e in client.events():
             iterated.append(e)
@@ -182,8 +163,8 @@ async def test_events_are_typed_in_order_and_unknown_ones_kept(
 
 
 async def test_events_not_queued_with_zero_buffer() -> None:
-    async with scripted_server(event_buffer=0) as (client, probe):
-        await probe.write_json(notify("StepBegin", {"n": 1}))
+    async with scripted(event_buffer=0) as (client, probe):
+        await probe.write_json(event("StepBegin", {"n": 1}))
         assert client.take_events() == []
         with pytest.raises(LocalProtocolError, match="event_buffer"):
             client.events()
@@ -210,14 +191,14 @@ DEFAULTS = [
 
 @pytest.mark.parametrize(("type", "payload", "expected"), DEFAULTS)
 async def test_default_answers(type: str, payload: Any, expected: Any) -> None:
-    async with scripted_server() as (_client, probe):
+    async with scripted() as (_client, probe):
         await probe.write_json(request(payload["id"], type, payload))
         assert await probe.read_json() == {"jsonrpc": "2.0", "id": payload["id"],
                                            "result": expected}
 
 
 async def test_unknown_request_type_is_invalid_params() -> None:
-    async with scripted_server() as (_client, probe):
+    async with scripted() as (_client, probe):
         await probe.write_json(request("x", "Mystery", {}))
         reply = await probe.read_json()
         assert reply["error"]["code"] == -32602 and reply["error"]["data"]["path"] == "$.type"
@@ -239,7 +220,7 @@ async def test_handlers() -> None:
     spec = ExternalTool(name="add", description="", parameters={})
     tools = {"add": (spec, add), "crash": (spec, crash)}
     approval = {"tool_call_id": "c", "sender": "s", "action": "a", "description": "d"}
-    async with scripted_server(on_approval=approve, external_tools=tools) as (client, probe):
+    async with scripted(on_approval=approve, external_tools=tools) as (client, probe):
         await probe.write_json(request("a", "ApprovalRequest", {"id": "a", **approval}))
         assert (await probe.read_json())["result"]["response"] == "approve_for_session"
         client.on_approval = explain
@@ -272,10 +253,10 @@ async def test_server_resolution_dismisses_a_pending_handler() -> None:
         raise AssertionError("unreachable")
 
     payload = {"id": "a", "tool_call_id": "c", "sender": "s", "action": "a", "description": "d"}
-    async with scripted_server(on_approval=wait_forever) as (_client, probe):
+    async with scripted(on_approval=wait_forever) as (_client, probe):
         await probe.write_json(request("a", "ApprovalRequest", payload))
         await started.wait()
-        await probe.write_json(notify("ApprovalResponse", {
+        await probe.write_json(event("ApprovalResponse", {
             "request_id": "a", "response": "reject", "feedback": "cancelled"}))
         assert await probe.read_json() == {"jsonrpc": "2.0", "id": "a", "result": {
             "request_id": "a", "response": "reject", "feedback": ""}}

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,40 +19,19 @@ from wireproto.adapters.wire import (
     ExternalTool,
     Reject,
     ToolContext,
-    WireClient,
     WireTurn,
     connect_wire,
     messages,
 )
 from wireproto.errors import RemoteProtocolError
-from wireproto.testing import NdjsonProbe
 
-from ..conftest import server_cmd
+from ..conftest import event, request, scripted, server_cmd
 
 pytestmark = pytest.mark.anyio
 
 m = messages
 LOOKUP = ExternalTool(name="lookup", description="Look up",
                       parameters={"type": "object", "properties": {"q": {"type": "string"}}})
-
-
-@asynccontextmanager
-async def scripted(**options: Any) -> AsyncIterator[tuple[WireClient, NdjsonProbe]]:
-    probe = NdjsonProbe(buffer=1024)
-    try:
-        async with WireClient(probe.stream, **options) as client:
-            yield client, probe
-    finally:
-        await probe.aclose()
-
-
-def request(id: str, type: str, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": id, "method": "request",
-            "params": {"type": type, "payload": payload}}
-
-
-def event(type: str, payload: Any) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "method": "event", "params": {"type": type, "payload": payload}}
 
 
 def answer(id: str, result: Any) -> dict[str, Any]:
