@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import os
+import select
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
 import pytest
+from timeouts import units
 
 from wireproto.proxy import Direction, RelayedMessage, TraceWriter, relay_messages, relay_pipes
 from wireproto.transports.memory import memory_pair
@@ -45,6 +47,20 @@ async def _read(fd: int, size: int) -> bytes:
             break
         got += chunk
     return got
+
+
+async def _taken(stream: StdioStream) -> None:
+    """Wait until the relay has read all that was written to ``stream``'s pipe.
+
+    What is written next then comes in a read of its own, whatever the
+    scheduler does to the relay's thread (a pause of the writer would not
+    promise that on a loaded machine).
+    """
+    rx = stream.byte_streams[0]
+    assert isinstance(rx, FdReceiveStream)
+    with anyio.fail_after(units(2)):
+        while select.select([rx.fd], [], [], 0)[0]:  # noqa: ASYNC110 (a read is no event)
+            await anyio.sleep(0.001)
 
 
 @asynccontextmanager
@@ -88,7 +104,7 @@ async def test_chunks_pass_unchanged_and_observers_see_each_message_in_order() -
         tg.start_soon(relay_pipes, front, back, [seen.append, batches, TraceWriter(sink)])
         for chunk in sent:
             os.write(ends.client_w, chunk)
-            await anyio.sleep(0.02)  # (separate reads, as far as the pipe goes)
+            await _taken(front)  # (one read per chunk)
         expected = b"".join(sent)
         assert await _read(ends.agent_r, len(expected)) == expected  # every byte, unchanged
         os.write(ends.agent_w, b"not json\n")
@@ -161,7 +177,7 @@ async def test_a_line_over_the_limit_is_dropped_and_the_next_one_passes(
     async with _pipes() as (front, back, ends), anyio.create_task_group() as tg:
         tg.start_soon(lambda: relay_pipes(front, back, [seen.append], max_bytes=100))
         os.write(ends.client_w, b'{"big":"' + b"z" * 150)
-        await anyio.sleep(0.02)
+        await _taken(front)  # (the start of the long line is read alone)
         os.write(ends.client_w, b'"}\n{"ok":1}\n' + b"w" * 120 + b"\n[2]\n")
         assert await _read(ends.agent_r, 13) == b'{"ok":1}\n[2]\n'
         ends.close("agent_w")
