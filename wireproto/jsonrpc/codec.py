@@ -57,7 +57,6 @@ from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._nesting import scan
 from wireproto.jsonrpc._onepass import (
-    BIG,
     HEAD,
     Call,
     DecHook,
@@ -97,6 +96,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+Data = bytes | bytearray | memoryview
 TOO_DEEP = "nested too deeply"
 """The ``reason`` of the error answering input nested deeper than the decoder goes."""
 log = logging.getLogger(__name__)
@@ -278,16 +278,22 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
 class _NoTable:
     """The table of a decoder given none: never changes, no one-pass methods."""
 
-    revision = 0
-
     def params_specs(self) -> list[ParamsSpec]:
         return []
+
+    def watch(self, callback: Callable[[], object]) -> None:
+        pass
+
+
+def _no_plan(data: Data) -> Any:
+    raise LookupError("no one-pass plan")
 
 
 class Decoder:
     """Decode inbound messages under one :class:`Dialect`.
 
-    One instance per connection (or shared: it holds no per-message state).
+    One instance per connection (or shared, without :meth:`expect`: it holds
+    no per-message state).
 
     Args:
         dialect: the protocol's envelope rules and error texts.
@@ -311,6 +317,11 @@ class Decoder:
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
+        self._expected: tuple[Id, Callable[[Data], Any]] | None = None
+        self._answers: dict[Any, Callable[[Data], Any]] = {}  # result type, hook -> decoder
+        decode, self._use = self._one_pass()
+        if FAST_PATHS:  # (otherwise the method: two passes)
+            self.decode = decode  # type: ignore[method-assign,assignment]
         self.table = table
 
     @property
@@ -321,39 +332,123 @@ class Decoder:
     @table.setter
     def table(self, table: ParamsTable | None) -> None:
         self._table: ParamsTable = _NoTable() if table is None else table
-        self._plan: Plan | None = None
-        self._revision: int | None = None  # (never a revision: the next decode builds)
+        self._table_changed()
+        self._table.watch(self._table_changed)
 
-    def decode(self, data: bytes | bytearray | memoryview) -> Incoming:
+    def _table_changed(self) -> None:
+        """Build the plan again at the next call (the table changed, or is new)."""
+        self._use(self._first)
+
+    def decode(self, data: Data) -> Incoming:
         """Decode and classify one message.
 
         Returns:
             a :class:`Call` (params decoded: a call the table's one pass
             accepted), a :class:`Request` or :class:`Notification` whose
             ``params`` is a :class:`msgspec.Raw` (``UNSET`` when absent), or
-            an :class:`IncomingResponse`.
+            an :class:`IncomingResponse` (its ``result`` decoded already
+            when it answers the request :meth:`expect` names).
 
         Raises:
             InvalidMessage: the message cannot be accepted; the exception
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        plan = self._plan if self._revision == self._table.revision else self._rebuild()
-        if plan is not None:
-            try:
-                # `{"jsonrpc":"2.0","method"...`: a notification in the usual
-                # member order. Otherwise the method key must come early; with
-                # none there, a success response is tried (the union would
-                # scan it all to find no tag).
-                # (109 is "m"; a memoryview has no find(): two passes)
-                if data[18] == 109 or data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
-                    if len(data) < BIG or not plan.tags_last(data):  # type: ignore[arg-type]
-                        return plan.typed_decode(data)  # type: ignore[no-any-return]
-                    return plan.decode_loose(data)  # type: ignore[arg-type]
-                return self._answer(data)  # type: ignore[no-any-return]
-            except Exception:  # anything: the two-pass path answers it
-                pass
         return self._two_pass(data)
+
+    def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[[Callable[..., Any]], None]]:
+        """The decode function of the fast paths, and how to change its union decoder.
+
+        Nothing but the msgspec call runs for a notification in the usual
+        member order (``{"jsonrpc":"2.0","method"...``); the table reports
+        its changes (:meth:`_table_changed`) rather than being checked.
+        Anything else is first taken for the response :meth:`expect` names,
+        if any, then told apart by a ``"method"`` key among the first
+        bytes: a call goes to the union, the rest is tried as a success
+        response (the union would scan it all to find no tag). Whatever one
+        msgspec call does not accept takes two passes.
+        """
+        typed: Callable[[Data], Any] = _no_plan  # the union: a Call, or it raises
+        answer = self._answer
+        two_pass = self._two_pass
+
+        def decode(data: Data) -> Incoming:
+            try:
+                if data[18] == 109:  # (109 is "m")
+                    return typed(data)  # type: ignore[no-any-return]
+                expected = self._expected
+                if expected is not None:  # the response it names, most likely
+                    try:
+                        msg: IncomingResponse = expected[1](data)
+                    except Exception:  # a call, an error, a result that needs leniency
+                        pass
+                    else:
+                        rid = expected[0]
+                        if msg.id == rid and type(msg.id) is type(rid):
+                            return msg
+                        return answer(data)  # type: ignore[no-any-return]
+                # (a memoryview has no find(): two passes)
+                if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
+                    return typed(data)  # type: ignore[no-any-return]
+                return answer(data)  # type: ignore[no-any-return]
+            except Exception:  # anything: the two-pass path answers it
+                return two_pass(data)
+
+        def use(decoder: Callable[[Data], Any]) -> None:
+            nonlocal typed
+            typed = decoder
+
+        decode.__doc__ = Decoder.decode.__doc__
+        return decode, use
+
+    def _first(self, data: Data) -> Any:
+        """The union decoder before the plan is built: builds it, then decodes."""
+        plan = self._build()
+        self._use(_no_plan if plan is None else plan.typed_decode)
+        return (_no_plan if plan is None else plan.typed_decode)(data)
+
+    def _build(self) -> Plan | None:
+        if not FAST_PATHS:
+            return None
+        try:
+            plan = Plan(
+                self._table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
+            )
+        except Exception:  # a type msgspec rejects: never fatal, two passes answer it
+            log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
+            return None
+        return plan if plan else None
+
+    def expect(
+        self, id: Id | None, result_type: Any = None, dec_hook: DecHook | None = None
+    ) -> None:
+        """Decode the response to request ``id`` with its result, in one msgspec call.
+
+        The :class:`IncomingResponse` that :meth:`decode` returns for it then
+        holds the result already decoded into ``result_type`` (with
+        ``dec_hook``), if that strict decode succeeds; every other response,
+        and this one when it fails, keeps its result raw. One request at a
+        time: a later call replaces the expectation, ``id`` ``None`` ends
+        it. (Only with the fast paths on, and for a type msgspec can decode.)
+        """
+        if id is None:
+            self._expected = None
+            return
+        try:
+            self._expected = (id, self._answers[result_type, dec_hook])
+        except KeyError:
+            self._expected = None
+            if FAST_PATHS:
+                try:
+                    decoder = answer_decoder(
+                        IncomingResponse, self.dialect.require_jsonrpc, result_type, dec_hook
+                    )
+                except Exception:  # (msgspec cannot decode the type: the raw result it is)
+                    return
+                self._answers[result_type, dec_hook] = decoder.decode
+                self._expected = (id, decoder.decode)
+        except TypeError:  # (an unhashable type: the raw result it is)
+            self._expected = None
 
     def _two_pass(self, data: bytes | bytearray | memoryview) -> Incoming:
         try:
@@ -421,20 +516,6 @@ class Decoder:
             reply=not found.members or found.id is not None or d.answer_idless,
         )
 
-    def _rebuild(self) -> Plan | None:
-        table = self._table
-        self._revision = table.revision  # (first: a change while building rebuilds again)
-        plan: Plan | None = None
-        if FAST_PATHS:
-            try:
-                plan = Plan(
-                    table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
-                )
-            except Exception:  # a type msgspec rejects: never fatal, two passes answer it
-                log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
-        self._plan = plan if plan else None
-        return self._plan
-
     def _call(self, env: _Envelope, method: str) -> Request | Notification:
         params: Any = env.params if env.params else UNSET
         if self.dialect.null_params_as_absent and params == _NULL:  # (Raw == Raw: no copy)
@@ -459,16 +540,17 @@ class Decoder:
             return IncomingResponse(id=id, result=env.result)
         raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
 
-    def _decoder_for(self, type_: Any) -> msgspec.json.Decoder[Any]:
-        dec = self._typed.get(type_)
+    def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
+        key = type_ if dec_hook is None else (type_, dec_hook)
+        dec = self._typed.get(key)
         if dec is None:
-            dec = self._typed[type_] = msgspec.json.Decoder(type_)
+            dec = self._typed[key] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
         return dec
 
-    def _decode_typed(self, raw: msgspec.Raw, type_: Any) -> Any:
+    def _decode_typed(self, raw: msgspec.Raw, type_: Any, dec_hook: DecHook | None) -> Any:
         # A Raw payload was skipped, not checked, by the envelope pass: invalid
         # UTF-8 inside it only shows up here.
-        dec = self._decoder_for(type_)
+        dec = self._decoder_for(type_, dec_hook)
         try:
             return dec.decode(raw)
         except msgspec.ValidationError:
@@ -503,7 +585,7 @@ class Decoder:
         try:
             if decode is not None:
                 return cast(T, decode(raw))
-            return cast(T, self._decode_typed(raw, type_))
+            return cast(T, self._decode_typed(raw, type_, None))
         except msgspec.ValidationError as exc:
             raise InvalidMessage(
                 ErrorCode.INVALID_PARAMS,
@@ -519,8 +601,10 @@ class Decoder:
                 {"path": "$", "reason": TOO_DEEP},
             ) from None
 
-    def decode_result(self, result: msgspec.Raw, type_: type[T]) -> T:
-        """Decode a response's raw ``result`` into ``type_``.
+    def decode_result(
+        self, result: msgspec.Raw, type_: type[T], dec_hook: DecHook | None = None
+    ) -> T:
+        """Decode a response's raw ``result`` into ``type_`` (with ``dec_hook``).
 
         Raises:
             msgspec.DecodeError: the result does not match ``type_``
@@ -529,7 +613,7 @@ class Decoder:
                 into a remote protocol error.
         """
         try:
-            return cast(T, self._decode_typed(result, type_))
+            return cast(T, self._decode_typed(result, type_, dec_hook))
         except RecursionError:
             raise too_deep() from None
 
