@@ -337,7 +337,7 @@ class Decoder:
 
     def _table_changed(self) -> None:
         """Build the plan again at the next call (the table changed, or is new)."""
-        self._use(self._first)
+        self._use(self._first, self._first)
 
     def decode(self, data: Data) -> Incoming:
         """Decode and classify one message.
@@ -356,7 +356,7 @@ class Decoder:
         """
         return self._two_pass(data)
 
-    def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[[Callable[..., Any]], None]]:
+    def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[..., None]]:
         """The decode function of the fast paths, and how to change its union decoder.
 
         Nothing but the msgspec call runs for a notification in the usual
@@ -368,8 +368,10 @@ class Decoder:
         response (the union would scan it all to find no tag). Whatever one
         msgspec call does not accept takes two passes.
         """
-        typed: Callable[[Data], Any] = _no_plan  # the union: a Call, or it raises
-        answer = self._answer
+        # the union (a Call, or it raises) and the success responses' decoder;
+        # both raise without a plan (no table: two passes), both build it first
+        typed: Callable[[Data], Any] = _no_plan
+        answer: Callable[[Data], Any] = _no_plan
         two_pass = self._two_pass
 
         def decode(data: Data) -> Incoming:
@@ -394,18 +396,21 @@ class Decoder:
             except Exception:  # anything: the two-pass path answers it
                 return two_pass(data)
 
-        def use(decoder: Callable[[Data], Any]) -> None:
-            nonlocal typed
-            typed = decoder
+        def use(union: Callable[[Data], Any], responses: Callable[[Data], Any]) -> None:
+            nonlocal typed, answer
+            typed, answer = union, responses
 
         decode.__doc__ = Decoder.decode.__doc__
         return decode, use
 
     def _first(self, data: Data) -> Any:
-        """The union decoder before the plan is built: builds it, then decodes."""
+        """The decoders before the plan is built: build it, then :meth:`decode` again."""
         plan = self._build()
-        self._use(_no_plan if plan is None else plan.typed_decode)
-        return (_no_plan if plan is None else plan.typed_decode)(data)
+        if plan is None:
+            self._use(_no_plan, _no_plan)
+            raise LookupError("no one-pass plan")  # (two passes)
+        self._use(plan.typed_decode, self._answer)
+        return self.decode(data)
 
     def _build(self) -> Plan | None:
         if not FAST_PATHS:
@@ -429,9 +434,10 @@ class Decoder:
         ``dec_hook``), if that strict decode succeeds; every other response,
         and this one when it fails, keeps its result raw. One request at a
         time: a later call replaces the expectation, ``id`` ``None`` ends
-        it. (Only with the fast paths on, and for a type msgspec can decode.)
+        it. (Only with the fast paths on, for a decoder with a table, and for
+        a type msgspec can decode.)
         """
-        if id is None:
+        if id is None or type(self._table) is _NoTable:
             self._expected = None
             return
         try:
