@@ -19,23 +19,22 @@ Every message can be decoded in two passes, each with a decoder built once:
 A decoder given a :class:`ParamsTable` (a
 :class:`~wireproto.rpc.router.Router`) first tries **one pass** for calls:
 a msgspec union of per-method envelope Structs tagged by ``method``, with
-``params`` typed as the table says, rebuilt whenever the table's
-``revision`` changes. The result of that one msgspec call is the message:
-a :class:`Call` whose ``params`` need no second pass. The envelope types
-accept only what needs no dialect rule (``"jsonrpc": "2.0"``, a string or
-integer id or none, params present and not ``null``), so nothing is
-checked around the call. For input that writes union tags last (pydantic's
-order) and is large, the union with untyped ``params`` plus
-:func:`msgspec.convert` is used instead: same values, one scan instead of
-two per tagged object. Whatever the one pass does not accept (unknown
-method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
-envelope) is decoded in two passes, so error answers are exactly those of
-the two-pass path; a message with no ``"method"`` key among its first
-bytes is not given to the union (which would scan all of it to find no
-tag) but to one msgspec call for a success response, which accepts only
-what needs no dialect rule and keeps ``result`` raw. The params of a
-:class:`Call` are those of the table at decoding time: a peer looks its
-route up at once.
+``params`` typed as the table says, built again after each change the
+table reports (:meth:`ParamsTable.watch`: nothing is checked per message).
+The result of that one msgspec call is the message: a :class:`Call` whose
+``params`` need no second pass. The envelope types accept only what needs
+no dialect rule (``"jsonrpc": "2.0"``, a string or integer id or none,
+params present and not ``null``), so nothing is checked around the call.
+Whatever the one pass does not accept (unknown method, invalid or absent
+params, ``"params": null``, a ``null`` id, a bad envelope) is decoded in two
+passes, so error answers are exactly those of the two-pass path; a message
+with no ``"method"`` key among its first bytes is not given to the union
+(which would scan all of it to find no tag) but to one msgspec call for a
+success response, which accepts only what needs no dialect rule and keeps
+``result`` raw, or, for the request :meth:`Decoder.expect` names (a peer's
+request alone in flight), decodes ``result`` into its type in the same
+call. The params of a :class:`Call` are those of the table at decoding
+time: a peer looks its route up at once.
 
 Every malformed input maps to exactly one error answer (or a logged drop), as
 the dialect says. Unknown members are ignored. Encoding reuses one buffer and
@@ -298,7 +297,8 @@ class Decoder:
     Args:
         dialect: the protocol's envelope rules and error texts.
         table: the method table (a :class:`~wireproto.rpc.router.Router`)
-            whose calls are decoded in one pass; ``None``: always two passes.
+            whose calls (and success responses) are decoded in one pass;
+            ``None``: always two passes.
         two_pass: methods always decoded in two passes whatever the table
             says (e.g. a peer's cancel notification, which it reads as
             plain JSON).
