@@ -11,9 +11,9 @@
   pass left to two would fail the benchmark's check, see ``to_plain``);
 * decode, responses: what the peer does for a request alone in flight:
   ``Decoder.expect(id, InitializeResponse, dec_hook)`` (``Peer.request``,
-  before sending it), ``Decoder.decode`` (the envelope and the result
-  Struct in one msgspec call) and ``Decoder.expect(None)`` (the request is
-  over); the adapter's leniency only if that strict decode fails, as
+  before sending it), then ``Decoder.decode`` (the envelope and the result
+  Struct in one msgspec call; decoding it ends the expectation, so the
+  peer has nothing to undo); the adapter's leniency only if that strict decode fails, as
   ``Peer.request(lenient=...)``: it never does here;
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
   Struct, written by ``wireproto.jsonrpc.codec.Encoder`` into its reused
@@ -77,13 +77,11 @@ def decode_result(data: bytes) -> Any:
     """A response line -> the response holding its result Struct.
 
     As the peer does for a request alone in flight: ``expect`` (in
-    ``Peer.request``, before it is sent), ``decode`` (its reader), and
-    ``expect(None)`` once the request is over.
+    ``Peer.request``, before it is sent), then ``decode`` (its reader),
+    which ends the expectation as it decodes that response.
     """
     DECODER.expect(RESULT_ID, RESULT, acp_codec.dec_hook)
-    msg = DECODER.decode(data)
-    DECODER.expect(None)
-    return msg
+    return DECODER.decode(data)
 
 
 def to_plain(decoded: Any) -> Any:

@@ -357,16 +357,17 @@ class Decoder:
         return self._two_pass(data)
 
     def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[..., None]]:
-        """The decode function of the fast paths, and how to change its union decoder.
+        """The decode function of the fast paths, and how to change its decoders.
 
-        Nothing but the msgspec call runs for a notification in the usual
-        member order (``{"jsonrpc":"2.0","method"...``); the table reports
-        its changes (:meth:`_table_changed`) rather than being checked.
-        Anything else is first taken for the response :meth:`expect` names,
-        if any, then told apart by a ``"method"`` key among the first
-        bytes: a call goes to the union, the rest is tried as a success
-        response (the union would scan it all to find no tag). Whatever one
-        msgspec call does not accept takes two passes.
+        While no response is expected (:meth:`expect`), every message is
+        first given to the union: nothing else runs for a call. A response
+        fails it (the union scans it to find no tag, then raises) and is then
+        decoded as a success response. While one is expected, a message
+        that is no notification in the usual member order
+        (``{"jsonrpc":"2.0","method"...``) is first taken for that response,
+        then told apart by a ``"method"`` key among the first bytes. The
+        table reports its changes (:meth:`_table_changed`) rather than being
+        checked. Whatever one msgspec call does not accept takes two passes.
         """
         # the union (a Call, or it raises) and the success responses' decoder;
         # both raise without a plan (no table: two passes), both build it first
@@ -375,25 +376,34 @@ class Decoder:
         two_pass = self._two_pass
 
         def decode(data: Data) -> Incoming:
+            expected = self._expected
             try:
-                if data[18] == 109:  # (109 is "m")
+                if expected is None or data[18] == 109:  # (109 is "m")
                     return typed(data)  # type: ignore[no-any-return]
-                expected = self._expected
-                if expected is not None:  # the response it names, most likely
-                    try:
-                        msg: IncomingResponse = expected[1](data)
-                    except Exception:  # a call, an error, a result that needs leniency
-                        pass
-                    else:
-                        rid = expected[0]
-                        if msg.id == rid and type(msg.id) is type(rid):
-                            return msg
-                        return answer(data)  # type: ignore[no-any-return]
+            except Exception:  # most likely a response
+                return other(data)
+            try:  # the response expected, most likely
+                msg: IncomingResponse = expected[1](data)
+            except Exception:  # a call, an error, a result that needs leniency
+                pass
+            else:
+                rid = expected[0]
+                if msg.id == rid and type(msg.id) is type(rid):
+                    self._expected = None  # (expected once)
+                    return msg
+            try:
                 # (a memoryview has no find(): two passes)
                 if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
                     return typed(data)  # type: ignore[no-any-return]
                 return answer(data)  # type: ignore[no-any-return]
             except Exception:  # anything: the two-pass path answers it
+                return two_pass(data)
+
+        def other(data: Data) -> Incoming:
+            """What the union refused: a success response, or two passes."""
+            try:
+                return answer(data)  # type: ignore[no-any-return]
+            except Exception:
                 return two_pass(data)
 
         def use(union: Callable[[Data], Any], responses: Callable[[Data], Any]) -> None:
@@ -434,7 +444,10 @@ class Decoder:
         ``dec_hook``), if that strict decode succeeds; every other response,
         and this one when it fails, keeps its result raw. One request at a
         time: a later call replaces the expectation, ``id`` ``None`` ends
-        it. (Only with the fast paths on, for a decoder with a table, and for
+        it, and so does the decoding of that response. While a response is
+        expected, a call whose member after ``jsonrpc`` is not ``method``
+        (a request) costs a failed decode more: end the expectation when
+        the request ends. (Only with the fast paths on, for a decoder with a table, and for
         a type msgspec can decode.)
         """
         if id is None or type(self._table) is _NoTable:
