@@ -73,15 +73,20 @@ def prepare(case: str, message: dict[str, Any]) -> Request | Notification | Resp
     return Notification(method=message["method"], params=params)
 
 
-def decode_result(data: bytes) -> Any:
+def decode_result(
+    data: bytes,
+    expect: Any = DECODER.expect,
+    decode: Any = DECODER.decode,
+    hook: Any = acp_codec.dec_hook,
+) -> Any:
     """A response line -> the response holding its result Struct.
 
     As the peer does for a request alone in flight: ``expect`` (in
     ``Peer.request``, before it is sent), then ``decode`` (its reader),
     which ends the expectation as it decodes that response.
     """
-    DECODER.expect(RESULT_ID, RESULT, acp_codec.dec_hook)
-    return DECODER.decode(data)
+    expect(RESULT_ID, RESULT, hook)
+    return decode(data)
 
 
 def to_plain(decoded: Any) -> Any:

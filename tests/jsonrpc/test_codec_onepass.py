@@ -512,8 +512,13 @@ def test_an_expected_response_ends_where_two_passes_end(dialect: Dialect, data: 
 def test_the_expected_response_has_its_result_decoded_with_the_envelope() -> None:
     decoder = Decoder(ACP_DIALECT, make_router())
     decoder.expect(1, Point)
+    note = decoder.decode(_call("note", {"x": 2}))  # a notification while expecting
+    assert isinstance(note, Call) and note.params == Point(x=2)
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
     assert isinstance(msg, IncomingResponse) and (msg.id, msg.result) == (1, Point(x=1))
+    again = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')  # expected once
+    assert isinstance(again, IncomingResponse) and type(again.result) is msgspec.Raw
+    decoder.expect(1, Point)
     for other in (  # another id, another id type, a result Point refuses: raw, as without
         b'{"jsonrpc":"2.0","id":2,"result":{"x":1}}',
         b'{"jsonrpc":"2.0","id":"1","result":{"x":1}}',

@@ -17,24 +17,23 @@ Every message can be decoded in two passes, each with a decoder built once:
    ``data: {"path": "$.a.b[0]", "reason": "..."}``.
 
 A decoder given a :class:`ParamsTable` (a
-:class:`~wireproto.rpc.router.Router`) first tries **one pass** for calls:
-a msgspec union of per-method envelope Structs tagged by ``method``, with
-``params`` typed as the table says, built again after each change the
-table reports (:meth:`ParamsTable.watch`: nothing is checked per message).
-The result of that one msgspec call is the message: a :class:`Call` whose
-``params`` need no second pass. The envelope types accept only what needs
-no dialect rule (``"jsonrpc": "2.0"``, a string or integer id or none,
-params present and not ``null``), so nothing is checked around the call.
-Whatever the one pass does not accept (unknown method, invalid or absent
-params, ``"params": null``, a ``null`` id, a bad envelope) is decoded in two
-passes, so error answers are exactly those of the two-pass path; a message
-with no ``"method"`` key among its first bytes is not given to the union
-(which would scan all of it to find no tag) but to one msgspec call for a
-success response, which accepts only what needs no dialect rule and keeps
-``result`` raw, or, for the request :meth:`Decoder.expect` names (a peer's
-request alone in flight), decodes ``result`` into its type in the same
-call. The params of a :class:`Call` are those of the table at decoding
-time: a peer looks its route up at once.
+:class:`~wireproto.rpc.router.Router`) first tries **one pass**: a msgspec
+union of per-method envelope Structs tagged by ``method``, with ``params``
+typed as the table says, built again after each change the table reports
+(:meth:`ParamsTable.watch`: nothing is checked per message). The result of
+that one msgspec call is the message: a :class:`Call` whose ``params`` need
+no second pass. The envelope types accept only what needs no dialect rule
+(``"jsonrpc": "2.0"``, a string or integer id or none, params present and
+not ``null``), so nothing is checked around the call. A response has no
+tag: it fails the union and is given to one msgspec call for a success
+response, which accepts only what needs no dialect rule and keeps
+``result`` raw; the response :meth:`Decoder.expect` names (a peer's request
+alone in flight) is tried first instead, with ``result`` decoded into its
+type in the same call. Whatever the one pass does not accept (unknown
+method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
+envelope, an error response) is decoded in two passes, so error answers
+are exactly those of the two-pass path. The params of a :class:`Call` are
+those of the table at decoding time: a peer looks its route up at once.
 
 Every malformed input maps to exactly one error answer (or a logged drop), as
 the dialect says. Unknown members are ignored. Encoding reuses one buffer and
@@ -317,8 +316,10 @@ class Decoder:
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
-        self._expected: tuple[Id, Callable[[Data], Any]] | None = None
         self._answers: dict[Any, Callable[[Data], Any]] = {}  # result type, hook -> decoder
+        # the response expected: (id, its answer decoder), or None (a list the
+        # decode function reads: expect sets it without a call)
+        self._expected: list[tuple[Id, Callable[[Data], Any]] | None] = [None]
         decode, self._use = self._one_pass()
         if FAST_PATHS:  # (otherwise the method: two passes)
             self.decode = decode  # type: ignore[method-assign,assignment]
@@ -332,6 +333,8 @@ class Decoder:
     @table.setter
     def table(self, table: ParamsTable | None) -> None:
         self._table: ParamsTable = _NoTable() if table is None else table
+        self._answers.clear()  # (expect: only with a table)
+        self._expected[0] = None
         self._table_changed()
         self._table.watch(self._table_changed)
 
@@ -373,10 +376,11 @@ class Decoder:
         # both raise without a plan (no table: two passes), both build it first
         typed: Callable[[Data], Any] = _no_plan
         answer: Callable[[Data], Any] = _no_plan
+        slot = self._expected
         two_pass = self._two_pass
 
         def decode(data: Data) -> Incoming:
-            expected = self._expected
+            expected = slot[0]
             try:
                 if expected is None or data[18] == 109:  # (109 is "m")
                     return typed(data)  # type: ignore[no-any-return]
@@ -387,9 +391,8 @@ class Decoder:
             except Exception:  # a call, an error, a result that needs leniency
                 pass
             else:
-                rid = expected[0]
-                if msg.id == rid and type(msg.id) is type(rid):
-                    self._expected = None  # (expected once)
+                if msg.id == expected[0]:  # (never an int == a str)
+                    slot[0] = None  # (expected once)
                     return msg
             try:
                 # (a memoryview has no find(): two passes)
@@ -450,14 +453,14 @@ class Decoder:
         the request ends. (Only with the fast paths on, for a decoder with a table, and for
         a type msgspec can decode.)
         """
-        if id is None or type(self._table) is _NoTable:
-            self._expected = None
+        if id is None:
+            self._expected[0] = None
             return
         try:
-            self._expected = (id, self._answers[result_type, dec_hook])
-        except KeyError:
-            self._expected = None
-            if FAST_PATHS:
+            self._expected[0] = (id, self._answers[result_type, dec_hook])
+        except KeyError:  # (kept only while the decoder has a table)
+            self._expected[0] = None
+            if FAST_PATHS and type(self._table) is not _NoTable:
                 try:
                     decoder = answer_decoder(
                         IncomingResponse, self.dialect.require_jsonrpc, result_type, dec_hook
@@ -465,9 +468,9 @@ class Decoder:
                 except Exception:  # (msgspec cannot decode the type: the raw result it is)
                     return
                 self._answers[result_type, dec_hook] = decoder.decode
-                self._expected = (id, decoder.decode)
+                self._expected[0] = (id, decoder.decode)
         except TypeError:  # (an unhashable type: the raw result it is)
-            self._expected = None
+            self._expected[0] = None
 
     def _two_pass(self, data: bytes | bytearray | memoryview) -> Incoming:
         try:
