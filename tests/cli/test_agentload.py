@@ -6,6 +6,7 @@ Real ``wireproto`` processes, started from a directory other than the agent's.
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,7 @@ def test_the_environment_variable_in_every_serving_form(
         assert _acp_name(kit, proc) == "shouter"
     else:  # ``wire`` and the Wire SDK's spawn form, which cannot pass --agent
         assert _wire_reply(kit, proc) == "HI!"
-    assert f"serving {project / 'coder.py'}:agent" in proc.err
+    proc.wait_err(re.escape(f"serving {project / 'coder.py'}:agent"))  # (read by a thread)
 
 
 def test_the_environment_variable_over_websocket(
