@@ -88,11 +88,26 @@ async def test_remote_close_fails_pending_with_chained_cause() -> None:
             probe.write_eof()
         await peer.wait_closed()
         assert peer.closed
+        # too late to be written: the same error as a request that waited
         with pytest.raises(ConnectionClosed) as info:
             await peer.request("after")
         assert isinstance(info.value.__cause__, anyio.EndOfStream)
+        assert str(info.value) == "connection closed before after was answered"
     assert len(errors) == 2
     assert all(isinstance(e.__cause__, anyio.EndOfStream) for e in errors)
+    assert [str(e) for e in errors] == ["connection closed before m was answered"] * 2
+
+
+async def test_a_request_whose_write_fails_fails_as_if_it_had_waited() -> None:
+    """(A child process that exits at once: whether the client's request meets the closed
+    pipe or waits for its answer is a matter of timing, and the error is the same.)"""
+    sa, sb = memory_pair()
+    async with sb, Peer(sa) as peer:
+        await sb.receive_stream.aclose()  # what the peer writes has nowhere to go
+        with pytest.raises(ConnectionClosed) as info:
+            await peer.request("m")
+        assert str(info.value) == "connection closed before m was answered"
+        assert isinstance(info.value.__cause__, anyio.BrokenResourceError)
 
 
 async def test_local_close_fails_pending_and_cancels_handlers() -> None:

@@ -117,6 +117,15 @@ def _decoded(response: IncomingResponse | BaseException | None) -> bool:
     )
 
 
+def _unanswered(method: str) -> ConnectionClosed:
+    """What a request fails with when the connection ends without its answer.
+
+    The same error whether the end came before the request could be written
+    or while it waited: which one happens first is a matter of timing.
+    """
+    return ConnectionClosed(f"connection closed before {method} was answered")
+
+
 @dataclasses.dataclass(frozen=True)
 class PeerStats:
     """A snapshot of a peer's queues (see :meth:`Peer.stats`).
@@ -355,7 +364,7 @@ class Peer:
         for pending in self._pending.values():
             if pending.queued and not force:
                 continue
-            err = ConnectionClosed(f"connection closed before {pending.method} was answered")
+            err = _unanswered(pending.method)
             err.__cause__ = self._closed_cause
             pending.resolve(err)
         self._closed = True
@@ -438,7 +447,7 @@ class Peer:
         """
         if self._closed or self._tg is None:
             if self._closed:
-                raise ConnectionClosed("connection closed") from self._closed_cause
+                raise _unanswered(method) from self._closed_cause
             self._check_running()
         rid: Id = next(self._ids) if id is None else id
         key = (type(rid), rid)
@@ -462,8 +471,13 @@ class Peer:
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
             writer = self._writer  # (alone: at once; among others: with them)
-            if not (writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)):
-                await writer.send_soon(data)
+            try:
+                if not (
+                    writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)
+                ):
+                    await writer.send_soon(data)
+            except ConnectionClosed as exc:  # (the stream broke, or closed while this waited)
+                raise _unanswered(method) from exc.__cause__
             sent = True
             if on_sent is not None:
                 on_sent()
