@@ -6,10 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from timeouts import units
 
 from wireproto.adapters.acp import connect_acp
 from wireproto.adapters.wire import connect_wire
 from wireproto.errors import ConnectionClosed, ProcessExited
+from wireproto.rpc import Peer
+from wireproto.transports import open_stream
 
 pytestmark = pytest.mark.anyio
 
@@ -62,3 +65,37 @@ async def test_a_local_close_is_not_blamed_on_the_process(tmp_path: Path) -> Non
             raise ConnectionClosed("given up locally")
     assert not isinstance(info.value, ProcessExited)
     assert client is not None
+
+
+# Stops reading its input, says so, and exits a moment later.
+DEAF = (
+    "import os, sys\nfrom time import sleep\n"
+    "os.close(0)\n"
+    "sys.stdout.write('{\"jsonrpc\":\"2.0\",\"method\":\"deaf\"}\\n'); sys.stdout.flush()\n"
+    "sleep(0.3)\n"
+    "print('RuntimeError: gone', file=sys.stderr)\n"
+    "sys.exit(3)\n"
+)
+
+
+@pytest.mark.parametrize("stopped", [
+    "closed its stdin",
+    pytest.param("is still running", marks=pytest.mark.slow),  # waits out EXIT_WAIT (seconds)
+])
+async def test_a_request_written_to_a_process_that_stopped_reading(stopped: str) -> None:
+    """A request can meet the closed pipe (``EPIPE``) before the exit is seen: an exit
+    that follows still explains it; a child that only closed its stdin is not blamed."""
+    script = DEAF if stopped == "closed its stdin" else DEAF.replace("sys.exit(3)", "sleep(60)")
+    cmd = [sys.executable, "-c", script]
+    with pytest.raises(ConnectionClosed) as info:
+        async with open_stream(cmd=cmd, stderr="log", shutdown_timeout=0.1) as stream:
+            assert await stream.receive() == b'{"jsonrpc":"2.0","method":"deaf"}'
+            async with Peer(stream) as peer:
+                await peer.request("initialize", timeout=units(2))
+    assert "connection closed before initialize was answered" in str(info.value)
+    if stopped == "closed its stdin":
+        assert isinstance(info.value, ProcessExited)
+        assert info.value.returncode == 3
+        assert info.value.stderr[-1] == "RuntimeError: gone"
+    else:
+        assert not isinstance(info.value, ProcessExited)

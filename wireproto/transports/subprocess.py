@@ -96,6 +96,18 @@ def child_env(env: Mapping[str, str] | None, inherit_env: bool = True) -> dict[s
     return dict(env or {})
 
 
+def _broken_pipe(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a write the reader went away from (``EPIPE``)."""
+    seen = set()
+    cause = exc.__cause__
+    while cause is not None and id(cause) not in seen:  # (a chain may loop)
+        if isinstance(cause, BrokenPipeError):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False
+
+
 class SubprocessStream(FramedStream):
     """Messages over a child's stdin/stdout (an ``ObjectStream[bytes]``).
 
@@ -147,17 +159,22 @@ class SubprocessStream(FramedStream):
         When the child exited, or closed its stdout, waits up to ``wait``
         seconds for its exit and for the end of its stderr, then returns a
         :class:`~wireproto.errors.ProcessExited` with ``exc``'s message as
-        the reason, the exit status and :attr:`stderr_tail`. Otherwise (the
-        connection was closed on this side, the child is still talking)
-        returns ``exc`` itself.
+        the reason, the exit status and :attr:`stderr_tail`. So it does when
+        ``exc`` came from a write to a stdin the child no longer reads
+        (``EPIPE``: usually the first sign of its exit) and it exits within
+        ``wait``. Otherwise (the connection was closed on this side, the
+        child is still talking) returns ``exc`` itself.
         """
         if isinstance(exc, ProcessExited):
             return exc
-        if self.returncode is None and not self._eof:
+        gone = self.returncode is not None or self._eof
+        if not gone and not _broken_pipe(exc):
             return exc
         with anyio.move_on_after(wait, shield=True):
             await self.process.wait()
             await self.stderr_done.wait()
+        if not gone and self.returncode is None and not self._eof:  # it only closed its stdin
+            return exc
         reason = str(exc) or "the connection closed"
         return ProcessExited(reason, self.program, self.returncode, tuple(self.stderr_tail))
 
