@@ -30,12 +30,17 @@ does almost nothing; and ``prompt``, a ``hello`` prompt turn (five
 text turn (one model call), and ``tool``, a turn that reads a file with Kimi's
 ``ReadFile`` tool (two model calls, the tool's call and result streamed).
 Kimi keeps each session's history and records it on disk, as it does for a
-person. For each: the median round
-trip, and the CPU time of the whole process tree (every thread of every
+person. For each: the median round trip, and the CPU time of the whole process tree (every thread of every
 process, from ``/proc/PID/task/TID/schedstat``, nanoseconds; the client
 excluded) over the timed loop only, per operation. Rounds interleave the
 contenders (a fresh process tree for each); ratios to ``direct`` are taken
-within each round, and medians over rounds are reported.
+within each round, and medians over rounds are reported. Kimi's two trees of a
+pair (direct, relay) are instead alive together and called in turn, one call
+each, so that both see the same load (Kimi's own CPU per turn drifts by tens
+of percent with the machine's load); a round is then a block of calls, and
+its ratios are taken within the block. Each relay row also gives the proxy
+process's own CPU against the direct tree's (``proxy_share``): what the relay
+itself adds, steadier than the ratio of two trees.
 
 Nothing here is asserted; numbers from a shared machine are indicative only.
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--json] [--only demo|kimi]``.
@@ -78,6 +83,7 @@ TARGET_CPU = 0.15  # fraction added over direct
 BANNER = "wireproto: listening on "
 DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
 KIMI = ("kimi wire direct", "kimi wire relay+trace", "kimi acp direct", "kimi acp relay+trace")
+KIMI_PAIRS = (KIMI[:2], KIMI[2:])  # (measured together: see measure_pair)
 BASELINE = {"ws relay+trace": "ws direct", "kimi wire relay+trace": "kimi wire direct",
             "kimi acp relay+trace": "kimi acp direct"}  # (the rest: "direct")
 TRACED = ("relay+trace", "kimi wire relay+trace", "kimi acp relay+trace")  # the target's
@@ -246,9 +252,14 @@ async def timed(client: Client, pid: int, method: str, params: Any, count: int
             "messages": float(messages + 1)}  # (+1: the request)
 
 
-async def measure(name: str, counts: dict[str, int], home: Path, kimi_py: str | None
-                  ) -> dict[str, dict[str, float]]:
-    """Start contender ``name`` in the fresh directory ``home``; time its workloads."""
+Ops = dict[str, tuple[str, Any]]  # workload -> (method, params)
+
+
+@asynccontextmanager
+async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | None
+                  ) -> AsyncIterator[tuple[Client, int, Ops]]:
+    """Start contender ``name`` in the fresh directory ``home`` and open a session:
+    its client, the pid of its process tree, and the call of each of its workloads."""
     home.mkdir(parents=True)  # noqa: ASYNC240 (before the contender starts)
     env = {**os.environ, "WIREPROTO_HOME": str(home / "wireproto")}
     kimi: tuple[list[str], list[str]] = ([], [])
@@ -258,43 +269,82 @@ async def measure(name: str, counts: dict[str, int], home: Path, kimi_py: str | 
         wire, acp, kimi_env = kimi_setup(home, kimi_py, counts)
         kimi, cwd = (wire, acp), home / "work"
         env.update(kimi_env)
+    texts = {"prompt": "hello", "tool": "read hello.py"}
     cmd = contender_cmd(name, home / "trace.jsonl", kimi)
     async with open_contender(cmd, env, name.startswith("ws ")) as (stream, pid):
         client = Client(stream)
-        result = {}
         if name.startswith("kimi wire"):
             await client.call("initialize", {"protocol_version": "1.9"})
-            for workload, text in (("prompt", "hello"), ("tool", "read hello.py")):
-                result[workload] = await timed(client, pid, "prompt", {"user_input": text},
-                                               counts[workload])
-            return result
+            yield client, pid, {w: ("prompt", {"user_input": texts[w]}) for w in counts}
+            return
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        session, _ = await client.call("session/new", {"cwd": str(cwd), "mcpServers": []})
-        sid = session["sessionId"]
-        if name in ("direct", "relay", "relay+trace", "ws direct", "ws relay+trace"):
-            result["request"] = await timed(client, pid, "session/set_mode",
-                                            {"sessionId": sid, "modeId": "ask"},
-                                            counts["request"])
-            # (translate: the Wire side has no modes to set)
-        for workload, text in (("prompt", "hello"), ("tool", "read hello.py")):
-            if workload in counts and (workload == "prompt" or name in KIMI):
-                prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": text}]}
-                result[workload] = await timed(client, pid, "session/prompt", prompt,
-                                               counts[workload])
-    return result
+        new, _ = await client.call("session/new", {"cwd": str(cwd), "mcpServers": []})
+        sid = new["sessionId"]
+        ops: Ops = {}
+        if "request" in counts and name != "translate":  # (the Wire side has no modes)
+            ops["request"] = ("session/set_mode", {"sessionId": sid, "modeId": "ask"})
+        for workload in ("prompt", "tool"):
+            if workload in counts:
+                ops[workload] = ("session/prompt", {"sessionId": sid, "prompt": [
+                    {"type": "text", "text": texts[workload]}]})
+        yield client, pid, ops
 
 
-async def run(rounds: int, counts: dict[str, dict[str, int]], contenders: tuple[str, ...],
-              kimi_py: str | None) -> dict[str, Any]:
+async def measure(name: str, counts: dict[str, int], home: Path
+                  ) -> dict[str, dict[str, float]]:
+    """One contender against the demo agent: each workload, in its own process tree."""
+    async with session(name, counts, home, None) as (client, pid, ops):
+        return {w: await timed(client, pid, *op, counts[w]) for w, op in ops.items()}
+
+
+async def measure_pair(pair: tuple[str, str], counts: dict[str, int], rounds: int,
+                       home: Path, kimi_py: str | None
+                       ) -> dict[str, list[dict[str, dict[str, float]]]]:
+    """Kimi directly and behind the relay, both alive, one call to each in turn (so
+    both see the same load); a round is a block of calls, its CPU read around it."""
+    got: dict[str, list[dict[str, dict[str, float]]]] = {n: [{} for _ in range(rounds)]
+                                                         for n in pair}
+    async with session(pair[0], counts, home / "direct", kimi_py) as one, \
+            session(pair[1], counts, home / "relay", kimi_py) as other:
+        trees = {pair[0]: one, pair[1]: other}
+        for workload in counts:
+            for client, _, ops in trees.values():
+                for _ in range(warmup(counts[workload])):
+                    await client.call(*ops[workload])
+            for r in range(rounds):
+                names = pair if r % 2 == 0 else pair[::-1]
+                before = {n: tree_cpu(trees[n][1]) for n in names}
+                samples: dict[str, list[float]] = {n: [] for n in names}
+                messages = 0
+                for _ in range(counts[workload] // rounds):
+                    for n in names:
+                        client, _, ops = trees[n]
+                        t0 = time.perf_counter()
+                        _, messages = await client.call(*ops[workload])
+                        samples[n].append(time.perf_counter() - t0)
+                for n in names:
+                    (cpu0, own0), (cpu, own) = before[n], tree_cpu(trees[n][1])
+                    calls = len(samples[n])
+                    got[n][r][workload] = {"latency": median(samples[n]),
+                                           "cpu": (cpu - cpu0) / calls,
+                                           "own_cpu": (own - own0) / calls,
+                                           "messages": float(messages + 1)}
+    return got
+
+
+async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
+              contenders: tuple[str, ...], kimi_py: str | None) -> dict[str, Any]:
     got: dict[str, list[dict[str, dict[str, float]]]] = {n: [] for n in contenders}
+    demo = tuple(n for n in contenders if n in DEMO)
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(rounds):
-            order = contenders if r % 2 == 0 else contenders[::-1]
-            for name in order:
-                family = "kimi" if name in KIMI else "demo"
-                got[name].append(await measure(name, counts[family],
-                                               Path(tmp) / f"{r}-{name.replace(' ', '-')}",
-                                               kimi_py))
+        for r in range(rounds["demo"]):
+            for name in demo if r % 2 == 0 else demo[::-1]:
+                got[name].append(await measure(name, counts["demo"],
+                                               Path(tmp) / f"{r}-{name.replace(' ', '-')}"))
+        for pair in KIMI_PAIRS:
+            if pair[0] in contenders:
+                got.update(await measure_pair(pair, counts["kimi"], rounds["kimi"],
+                                              Path(tmp) / pair[0].replace(" ", "-"), kimi_py))
     out: dict[str, Any] = {}
     for name in contenders:
         direct = got.get(BASELINE.get(name, "direct"), [])
@@ -323,9 +373,10 @@ def main() -> None:
     parser.add_argument("--only", choices=("demo", "kimi"),
                         help="only the contenders against the demo agent, or against Kimi")
     args = parser.parse_args()
-    rounds, counts = (1, {"demo": {"request": 30, "prompt": 10},
-                          "kimi": {"prompt": 5, "tool": 5}}) if args.quick else \
-        (5, {"demo": {"request": 1000, "prompt": 400}, "kimi": {"prompt": 200, "tool": 200}})
+    rounds, counts = ({"demo": 1, "kimi": 2}, {"demo": {"request": 30, "prompt": 10},
+                                               "kimi": {"prompt": 6, "tool": 6}}) \
+        if args.quick else ({"demo": 5, "kimi": 10}, {"demo": {"request": 1000, "prompt": 400},
+                                                      "kimi": {"prompt": 200, "tool": 200}})
     contenders = {"demo": DEMO, "kimi": KIMI, None: DEMO + KIMI}[args.only]
     skipped = {}
     kimi_py, reason = kimi_python() if args.only != "demo" else (None, "")
@@ -344,7 +395,7 @@ def main() -> None:
                 "proxy_share": row["proxy_share"],
                 "met": added <= TARGET_LATENCY and cpu <= TARGET_CPU}
     report = {"benchmark": "proxy", "machine": info, "caveats": CAVEATS,
-              "settings": {"rounds": rounds, **counts}, "results": results,
+              "settings": {"rounds": rounds, "counts": counts}, "results": results,
               "skipped": skipped, "targets": targets}
     if args.json:
         emit(report)
