@@ -30,9 +30,10 @@ does almost nothing; and ``prompt``, a ``hello`` prompt turn (five
 text turn (one model call), and ``tool``, a turn that reads a file with Kimi's
 ``ReadFile`` tool (two model calls, the tool's call and result streamed).
 Kimi keeps each session's history and records it on disk, as it does for a
-person. For each: the median round trip, and the CPU time of the whole process tree (every thread of every
-process, from ``/proc/PID/task/TID/schedstat``, nanoseconds; the client
-excluded) over the timed loop only, per operation. Rounds interleave the
+person. For each: the median round trip, and the CPU time of the whole
+process tree (every thread of every process, from
+``/proc/PID/task/TID/schedstat``, nanoseconds; the client excluded) over the
+timed loop only, per operation. Rounds interleave the
 contenders (a fresh process tree for each); ratios to ``direct`` are taken
 within each round, and medians over rounds are reported. Kimi's two trees of a
 pair (direct, relay) are instead alive together and called in turn, one call
