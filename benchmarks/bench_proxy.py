@@ -13,13 +13,14 @@ Contenders (each a real process tree, driven over stdio by the same raw client):
 * ``ws direct`` and ``ws relay+trace``: the same over a loopback websocket
   (``acp --ws`` against ``proxy --trace FILE --ws``, the relay then message by
   message on the event loop);
-* ``kimi wire direct`` and ``kimi wire relay+trace``: the real Kimi CLI's Wire
-  server (``python -m kimi_cli.cli --wire``, PyPI ``kimi-cli==1.52.0``, offline
-  with its scripted model provider) directly and through ``proxy --serve wire
-  --agent-protocol wire --trace FILE``; ``kimi acp direct`` and ``kimi acp
-  relay+trace``: its ACP server (``kimi_cli.cli acp``) the same way. They need
-  the Python 3.13 that has kimi-cli (``.venv-kimi`` at the repository root, as
-  ``.ci/run`` makes it, or ``KIMI_PYTHON``); without it they are skipped, with
+* ``kimi wire direct`` (and ``kimi wire direct again``) and ``kimi wire
+  relay+trace``: the real Kimi CLI's Wire server (``python -m kimi_cli.cli
+  --wire``, PyPI ``kimi-cli==1.52.0``, offline with its scripted model
+  provider) directly and through ``proxy --serve wire --agent-protocol wire
+  --trace FILE``; ``kimi acp ...``: its ACP server (``kimi_cli.cli acp``) the
+  same way. They need the Python 3.13 that has kimi-cli (``.venv-kimi`` at the
+  repository root, as ``.ci/run`` makes it, or ``KIMI_PYTHON``); without it they
+  are skipped, with
   the reason printed.
 
 Two workloads, one after the other in each process, each measured sequentially
@@ -35,13 +36,14 @@ process tree (every thread of every process, from
 ``/proc/PID/task/TID/schedstat``, nanoseconds; the client excluded) over the
 timed loop only, per operation. Rounds interleave the
 contenders (a fresh process tree for each); ratios to ``direct`` are taken
-within each round, and medians over rounds are reported. Kimi's two trees of a
-pair (direct, relay) are instead alive together and called in turn, one call
-each, so that both see the same load (Kimi's own CPU per turn drifts by tens
-of percent with the machine's load); a round is then a block of calls, and
-its ratios are taken within the block. Each relay row also gives the proxy
-process's own CPU against the direct tree's (``proxy_share``): what the relay
-itself adds, steadier than the ratio of two trees.
+within each round, and medians over rounds are reported. Kimi's trees (direct,
+``direct again``, relay) are instead alive together and called in turn, one
+call each, so that all see the same load; a round is then a block of calls,
+and its ratios are taken within the block. ``direct again`` is a control: two
+Kimi processes doing the same work differ by tens of percent in CPU per turn,
+which bounds what the ratio of two trees can show. Each relay row also gives
+the proxy process's own CPU against the direct tree's (``proxy_share``): what
+the relay itself adds, steadier than the ratio of two trees.
 
 Nothing here is asserted; numbers from a shared machine are indicative only.
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--json] [--only demo|kimi]``.
@@ -50,6 +52,7 @@ Usage: ``python benchmarks/bench_proxy.py [--quick] [--json] [--only demo|kimi]`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -83,10 +86,11 @@ TARGET_LATENCY = 0.0002  # seconds added per message
 TARGET_CPU = 0.15  # fraction added over direct
 BANNER = "wireproto: listening on "
 DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
-KIMI = ("kimi wire direct", "kimi wire relay+trace", "kimi acp direct", "kimi acp relay+trace")
-KIMI_PAIRS = (KIMI[:2], KIMI[2:])  # (measured together: see measure_pair)
-BASELINE = {"ws relay+trace": "ws direct", "kimi wire relay+trace": "kimi wire direct",
-            "kimi acp relay+trace": "kimi acp direct"}  # (the rest: "direct")
+KIMI_SETS = tuple((f"kimi {p} direct", f"kimi {p} direct again", f"kimi {p} relay+trace")
+                  for p in ("wire", "acp"))  # (each measured together: see measure_set)
+KIMI = KIMI_SETS[0] + KIMI_SETS[1]
+BASELINE = {"ws relay+trace": "ws direct",  # (the rest: "direct")
+            **{name: names[0] for names in KIMI_SETS for name in names[1:]}}
 TRACED = ("relay+trace", "kimi wire relay+trace", "kimi acp relay+trace")  # the target's
 WORKLOADS = {"demo": ("request", "prompt"), "kimi": ("prompt", "tool")}
 KIMI_TEXT = "text: Hello from scripted kimi"
@@ -148,8 +152,10 @@ def contender_cmd(name: str, trace: Path, kimi: tuple[list[str], list[str]] = ([
         "ws relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--ws",
                            "127.0.0.1:0", "--", *agent],
         "kimi wire direct": kimi[0],
+        "kimi wire direct again": kimi[0],
         "kimi wire relay+trace": [*wire_proxy, "--", *kimi[0]],
         "kimi acp direct": kimi[1],
+        "kimi acp direct again": kimi[1],
         "kimi acp relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--",
                                  *kimi[1]],
     }[name]
@@ -298,32 +304,33 @@ async def measure(name: str, counts: dict[str, int], home: Path
         return {w: await timed(client, pid, *op, counts[w]) for w, op in ops.items()}
 
 
-async def measure_pair(pair: tuple[str, str], counts: dict[str, int], rounds: int,
-                       home: Path, kimi_py: str | None
-                       ) -> dict[str, list[dict[str, dict[str, float]]]]:
-    """Kimi directly and behind the relay, both alive, one call to each in turn (so
-    both see the same load); a round is a block of calls, its CPU read around it."""
+async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: int,
+                      home: Path, kimi_py: str | None
+                      ) -> dict[str, list[dict[str, dict[str, float]]]]:
+    """Kimi directly, again directly (a control: how far two Kimi processes doing the
+    same work differ) and behind the relay, all alive, one call to each in turn (so
+    all see the same load); a round is a block of calls, its CPU read around it."""
     got: dict[str, list[dict[str, dict[str, float]]]] = {n: [{} for _ in range(rounds)]
-                                                         for n in pair}
-    async with session(pair[0], counts, home / "direct", kimi_py) as one, \
-            session(pair[1], counts, home / "relay", kimi_py) as other:
-        trees = {pair[0]: one, pair[1]: other}
+                                                         for n in names}
+    async with contextlib.AsyncExitStack() as stack:
+        trees = {n: await stack.enter_async_context(
+            session(n, counts, home / str(i), kimi_py)) for i, n in enumerate(names)}
         for workload in counts:
             for client, _, ops in trees.values():
                 for _ in range(warmup(counts[workload])):
                     await client.call(*ops[workload])
             for r in range(rounds):
-                names = pair if r % 2 == 0 else pair[::-1]
-                before = {n: tree_cpu(trees[n][1]) for n in names}
-                samples: dict[str, list[float]] = {n: [] for n in names}
+                order = names if r % 2 == 0 else names[::-1]
+                before = {n: tree_cpu(trees[n][1]) for n in order}
+                samples: dict[str, list[float]] = {n: [] for n in order}
                 messages = 0
                 for _ in range(counts[workload] // rounds):
-                    for n in names:
+                    for n in order:
                         client, _, ops = trees[n]
                         t0 = time.perf_counter()
                         _, messages = await client.call(*ops[workload])
                         samples[n].append(time.perf_counter() - t0)
-                for n in names:
+                for n in order:
                     (cpu0, own0), (cpu, own) = before[n], tree_cpu(trees[n][1])
                     calls = len(samples[n])
                     got[n][r][workload] = {"latency": median(samples[n]),
@@ -342,10 +349,10 @@ async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
             for name in demo if r % 2 == 0 else demo[::-1]:
                 got[name].append(await measure(name, counts["demo"],
                                                Path(tmp) / f"{r}-{name.replace(' ', '-')}"))
-        for pair in KIMI_PAIRS:
-            if pair[0] in contenders:
-                got.update(await measure_pair(pair, counts["kimi"], rounds["kimi"],
-                                              Path(tmp) / pair[0].replace(" ", "-"), kimi_py))
+        for names in KIMI_SETS:
+            if names[0] in contenders:
+                got.update(await measure_set(names, counts["kimi"], rounds["kimi"],
+                                             Path(tmp) / names[0].replace(" ", "-"), kimi_py))
     out: dict[str, Any] = {}
     for name in contenders:
         direct = got.get(BASELINE.get(name, "direct"), [])
@@ -359,9 +366,9 @@ async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
                 pairs = list(zip(rows, [d[workload] for d in direct], strict=True))
                 summary["added_latency"] = median([a["latency"] - d["latency"] for a, d in pairs])
                 summary["cpu_ratio"] = median([a["cpu"] / d["cpu"] for a, d in pairs])
-                # the proxy process's own CPU against the direct tree's
-                summary["proxy_share"] = median([a["own_cpu"] / d["cpu"] for a, d in pairs])
-            else:
+                if "direct" not in name:  # the proxy process's own CPU against the direct tree
+                    summary["proxy_share"] = median([a["own_cpu"] / d["cpu"] for a, d in pairs])
+            if "direct" in name:
                 del summary["own_cpu"]  # (the agent's own: nothing to compare)
             out[name][workload] = summary
     return out
@@ -391,9 +398,12 @@ def main() -> None:
         for workload, row in results.get(name, {}).items():
             added = row["added_latency"] / 2  # (a round trip crosses the relay twice)
             cpu = row["cpu_ratio"] - 1
+            control = results.get(name.replace("relay+trace", "direct again"), {})
             targets[f"{name.removesuffix('relay+trace')}{workload}"] = {
                 "added_latency_per_message": added, "cpu_over_direct": cpu,
                 "proxy_share": row["proxy_share"],
+                # (Kimi: the same ratio between two direct Kimi processes, the noise)
+                "control_ratio": control[workload]["cpu_ratio"] if control else None,
                 "met": added <= TARGET_LATENCY and cpu <= TARGET_CPU}
     report = {"benchmark": "proxy", "machine": info, "caveats": CAVEATS,
               "settings": {"rounds": rounds, "counts": counts}, "results": results,
@@ -426,7 +436,9 @@ def main() -> None:
               f"relay twice); at most {TARGET_CPU:.0%} CPU over direct: "
               f"{verdict(target['cpu_over_direct'] <= TARGET_CPU)} "
               f"({target['cpu_over_direct']:+.0%}; the proxy process itself "
-              f"{target['proxy_share']:+.0%})")
+              f"{target['proxy_share']:+.0%}"
+              + (f"; two direct Kimis differ by {target['control_ratio'] - 1:+.0%})"
+                 if target["control_ratio"] is not None else ")"))
 
 
 if __name__ == "__main__":

@@ -171,8 +171,8 @@ def test_bench_proxy_json_shape() -> None:
     assert out["benchmark"] == "proxy"
     check_machine(out["machine"])
     results = out["results"]
-    kimi = {"kimi wire direct", "kimi wire relay+trace", "kimi acp direct",
-            "kimi acp relay+trace"}
+    kimi = {f"kimi {p} {c}" for p in ("wire", "acp")
+            for c in ("direct", "direct again", "relay+trace")}
     # (Kimi's contenders run when kimi-cli is installed, as .ci/run does; else skipped, said why)
     ran_kimi = not out["skipped"]
     assert set(out["skipped"]) == (set() if ran_kimi else kimi)
@@ -187,11 +187,13 @@ def test_bench_proxy_json_shape() -> None:
         for row in workloads.values():
             assert positive(row["latency"]) and positive(row["cpu"])
             assert row["messages"] >= 3
-            if "direct" not in name:
+            if name != "direct" and not name.endswith(" direct"):  # (compared with one)
                 assert positive(row["cpu_ratio"]) and math.isfinite(row["added_latency"])
+            if "direct" not in name:  # a proxy
                 assert row["proxy_share"] >= 0 and math.isfinite(row["proxy_share"])
     assert positive(results["relay+trace"]["prompt"]["proxy_share"])  # (the recording relay)
     kimi_targets = {"kimi wire prompt", "kimi wire tool", "kimi acp prompt", "kimi acp tool"}
     assert set(out["targets"]) == {"request", "prompt"} | (kimi_targets if ran_kimi else set())
-    for target in out["targets"].values():
+    for key, target in out["targets"].items():
         assert isinstance(target["met"], bool)
+        assert (target["control_ratio"] is None) == (not key.startswith("kimi"))
