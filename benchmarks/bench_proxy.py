@@ -20,8 +20,7 @@ Contenders (each a real process tree, driven over stdio by the same raw client):
   --trace FILE``; ``kimi acp ...``: its ACP server (``kimi_cli.cli acp``) the
   same way. They need the Python 3.13 that has kimi-cli (``.venv-kimi`` at the
   repository root, as ``.ci/run`` makes it, or ``KIMI_PYTHON``); without it they
-  are skipped, with
-  the reason printed.
+  are skipped, with the reason printed.
 
 Two workloads, one after the other in each process, each measured sequentially
 (one request in flight): ``request``, a cheap request (``session/set_mode``:
