@@ -8,9 +8,11 @@ loop is needed in this module.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import sys
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 from msgspec import UNSET
 
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc._onepass import BIG, HEAD, Plan
+from wireproto.jsonrpc._onepass import HEAD, Plan
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     MCP_DIALECT,
@@ -308,22 +310,13 @@ def test_success_responses_take_one_pass(dialect: Dialect) -> None:
 
 
 @pytest.mark.parametrize("tags_last", [False, True])
-def test_typed_and_converted_decodes_are_equal(tags_last: bool) -> None:
-    router = make_router()
-    plan = Plan(router.params_specs())
-    data = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "draw", "params": _big_drawing(tags_last)},
-        separators=(",", ":"),
-    ).encode()
-    assert len(data) >= BIG
-    assert plan.tags_last(data) is tags_last
-    env = plan.typed.decode(data)
-    loose = plan.decode_loose(data)
-    expected = msgspec.convert(json.loads(data)["params"], Drawing)
-    assert type(loose) is type(env)
-    assert loose.params == env.params == expected
-    assert (loose.id, loose.method) == (env.id, env.method) == (1, "draw")
-    assert type(loose.params.shapes[0]) is Square
+@pytest.mark.parametrize("id", [1, UNSET])
+def test_large_input_in_either_tag_order_takes_one_pass(tags_last: bool, id: Any) -> None:
+    data = _call("draw", _big_drawing(tags_last), id)
+    msg = Decoder(ACP_DIALECT, make_router()).decode(data)
+    assert isinstance(msg, Call) and (msg.id, msg.method) == (id, "draw")
+    assert msg.params == msgspec.convert(json.loads(data)["params"], Drawing)
+    assert type(msg.params.shapes[0]) is Square
 
 
 def test_a_router_change_after_construction_is_honoured() -> None:
@@ -489,3 +482,83 @@ def test_null_params_of_a_raw_route_follow_the_dialect_rule(dialect: Dialect) ->
     assert receive(Decoder(dialect, router), router, data) == receive(
         Decoder(dialect), router, data
     )
+
+
+# ------------------------------------------- the response a request expects
+
+
+def _typed_or_raw(decoder: Decoder, data: bytes, type_: Any) -> tuple[Any, ...]:
+    """``receive``, with a result decoded into ``type_`` when it was left raw."""
+    got = receive(decoder, make_router(), data)
+    if got[0] == "response" and isinstance(got[2], msgspec.Raw):
+        try:
+            return (*got[:2], msgspec.json.decode(got[2], type=type_), got[3])
+        except msgspec.DecodeError:
+            pass
+    return got
+
+
+@pytest.mark.fastpath
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("data", CORPUS, ids=[repr(d[:60]) for d in CORPUS])
+def test_an_expected_response_ends_where_two_passes_end(dialect: Dialect, data: bytes) -> None:
+    for rid in (1, 2, "1"):
+        decoder = Decoder(dialect, make_router())
+        decoder.expect(rid, Point)
+        assert _typed_or_raw(decoder, data, Point) == _typed_or_raw(Decoder(dialect), data, Point)
+
+
+@pytest.mark.fastpath
+def test_the_expected_response_has_its_result_decoded_with_the_envelope() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router())
+    decoder.expect(1, Point)
+    note = decoder.decode(_call("note", {"x": 2}))  # a notification while expecting
+    assert isinstance(note, Call) and note.params == Point(x=2)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
+    assert isinstance(msg, IncomingResponse) and (msg.id, msg.result) == (1, Point(x=1))
+    again = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')  # expected once
+    assert isinstance(again, IncomingResponse) and type(again.result) is msgspec.Raw
+    decoder.expect(1, Point)
+    for other in (  # another id, another id type, a result Point refuses: raw, as without
+        b'{"jsonrpc":"2.0","id":2,"result":{"x":1}}',
+        b'{"jsonrpc":"2.0","id":"1","result":{"x":1}}',
+        b'{"jsonrpc":"2.0","id":1,"result":{"x":"1"}}',
+    ):
+        msg = decoder.decode(other)
+        assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
+    call = decoder.decode(_call("a", {"x": 1}, 3))  # a call while expecting: unchanged
+    assert isinstance(call, Call) and call.params == Point(x=1)
+    decoder.expect(1, Paint, color_hook)  # with the route-style dec_hook
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"color":"red"}}')
+    assert isinstance(msg, IncomingResponse) and msg.result == Paint(color=Color("red"))
+    decoder.expect(None)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
+    assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
+
+
+def test_a_decoder_without_table_expects_nothing() -> None:
+    decoder = Decoder(ACP_DIALECT)
+    decoder.expect(1, Point)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
+    assert type(msg) is IncomingResponse and type(msg.result) is msgspec.Raw
+
+
+def test_a_type_msgspec_cannot_decode_is_not_expected() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router())
+    decoder.expect(1, Paint)  # a custom type without its dec_hook
+    decoder.expect(1, dict[str, list[Any]] | list[int] | Point)  # (an invalid union)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
+    assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
+
+
+def test_a_router_holds_its_decoders_weakly() -> None:
+    router = make_router()
+    decoder = Decoder(ACP_DIALECT, router)
+    assert isinstance(decoder.decode(_call("a", {"x": 1}, 1)), Call)
+    ref = weakref.ref(decoder)
+    del decoder
+    gc.collect()
+    assert ref() is None
+    router.add("a", _handler, Square)  # (tells no one)
+    fresh = Decoder(ACP_DIALECT, router).decode(_call("a", {"side": 2}, 1))
+    assert isinstance(fresh, Call) and fresh.params == Square(side=2.0)

@@ -97,6 +97,69 @@ async def test_result_type_decoding() -> None:
         assert await a.request("point", "good", result_type=Point) == Point(1, 2)
 
 
+class Celsius:
+    """A custom type only a dec_hook builds."""
+
+    def __init__(self, degrees: float) -> None:
+        self.degrees = degrees
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Celsius) and other.degrees == self.degrees
+
+
+class Reading(msgspec.Struct):
+    temperature: Celsius
+
+
+def celsius_hook(type_: type, obj: Any) -> Any:
+    if type_ is Celsius and isinstance(obj, (int, float)):
+        return Celsius(obj)
+    raise TypeError("not a temperature")
+
+
+async def test_a_result_is_decoded_strictly_then_leniently() -> None:
+    router = Router()
+
+    @router.request("read")
+    async def read(params: Any) -> Any:
+        return {"temperature": params}
+
+    lenient_calls: list[bytes] = []
+
+    def lenient(raw: msgspec.Raw) -> Reading:
+        lenient_calls.append(bytes(raw))
+        value = msgspec.json.decode(raw)["temperature"]
+        if isinstance(value, str):
+            return Reading(Celsius(float(value.rstrip("C"))))
+        raise RemoteProtocolError("unreadable")
+
+    seen: list[Any] = []
+    async with peer_pair(None, router) as (a, _):
+        kw: dict[str, Any] = {"result_type": Reading, "dec_hook": celsius_hook,
+                              "lenient": lenient}
+        assert await a.request("read", 21.5, **kw) == Reading(Celsius(21.5))
+        assert lenient_calls == []  # strict, with the hook (in one pass, fast paths on)
+        assert await a.request("read", "19C", **kw) == Reading(Celsius(19.0))
+        assert lenient_calls == [b'{"temperature":"19C"}']
+        with pytest.raises(RemoteProtocolError, match="unreadable"):
+            await a.request("read", None, **kw)
+        # on_response sees the raw result; the caller the decoded one
+        got = await a.request("read", 3, on_response=lambda r: seen.append(r.result), **kw)
+        assert got == Reading(Celsius(3)) and seen == [msgspec.Raw(b'{"temperature":3}')]
+        # several in flight: each decoded as its own type
+        async with anyio.create_task_group() as tg:
+            results: dict[int, Any] = {}
+
+            async def call(i: int, type_: Any) -> None:
+                results[i] = await a.request("read", i, result_type=type_, dec_hook=celsius_hook)
+
+            tg.start_soon(call, 1, Reading)
+            tg.start_soon(call, 2, dict[str, int])
+        assert results == {1: Reading(Celsius(1)), 2: {"temperature": 2}}
+        with pytest.raises(RemoteProtocolError):  # no lenient: the strict error
+            await a.request("read", "19C", result_type=Reading, dec_hook=celsius_hook)
+
+
 async def test_params_are_decoded_with_the_route_type() -> None:
     router = Router()
 

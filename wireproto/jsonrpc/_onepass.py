@@ -1,14 +1,12 @@
 """One-pass decoding of calls whose params type is known up front (see :mod:`.codec`).
 
-A :class:`Plan` is built once per revision of a :class:`ParamsTable` (the
-router; its msgspec decoders are shared by tables that declare the same
-methods, types and hooks, see :class:`_Shape`): a msgspec union of one
-envelope Struct per method, tagged by ``method``, whose ``params`` field
-has the method's type. Decoding a call is then a single msgspec call whose
-result is the message itself: a :class:`Call`, params typed. A second union
-with untyped ``params`` serves inputs that write union tags last (see
-:meth:`Plan.tags_last`): decoding to builtins and converting finds every
-tag with a dict look-up instead of scanning each tagged object twice.
+A :class:`Plan` is built from a :class:`ParamsTable` (the router), and
+again after each change the table reports (:meth:`ParamsTable.watch`): a
+msgspec union of one envelope Struct per method, tagged by ``method``,
+whose ``params`` field has the method's type (its msgspec decoder is shared
+by tables that declare the same methods, types and hooks, see
+:class:`_Shape`). Decoding a call is then a single msgspec call whose
+result is the message itself: a :class:`Call`, params typed.
 
 The envelope Structs accept only what needs no dialect rule, so that
 nothing is checked around the msgspec call: ``jsonrpc`` is ``"2.0"``
@@ -33,18 +31,13 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from msgspec import inspect as mi
 
-__all__ = ["BIG", "HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan", "answer_decoder"]
+__all__ = ["HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan", "answer_decoder"]
 
 DecHook = Callable[[type, Any], Any]
 """A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
 
-BIG = 3072
-"""Below this many bytes the typed pass wins even when tags come last."""
 HEAD = 256
 """A call's ``"method"`` key is looked for in this many leading bytes."""
-_TAIL = 64
-"""The last bytes :meth:`Plan.tags_last` looks at."""
-_CLOSERS = b"}] \t\r\n"
 _NULL = msgspec.Raw(b"null")
 
 
@@ -71,11 +64,16 @@ class ParamsSpec(NamedTuple):
 class ParamsTable(Protocol):
     """What :class:`~wireproto.jsonrpc.codec.Decoder` needs from a method table."""
 
-    revision: int
-    """A number that changes whenever :meth:`params_specs` would change."""
-
     def params_specs(self) -> Iterable[ParamsSpec]:
         """The methods whose params may be decoded together with the envelope."""
+        ...
+
+    def watch(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` whenever :meth:`params_specs` would change.
+
+        ``callback`` is a bound method, held weakly: the table keeps no
+        decoder alive. A table that never changes may ignore it.
+        """
         ...
 
 
@@ -101,12 +99,6 @@ class Call(msgspec.Struct, kw_only=True, gc=False):
 
 
 _NO_ROUTE = "\x00"  # a second union member: a lone tagged Struct accepts a missing tag
-_CONVERTIBLE = (
-    mi.StructType, mi.DictType, mi.ListType, mi.StrType, mi.IntType, mi.FloatType,
-    mi.BoolType, mi.NoneType, mi.LiteralType, mi.EnumType, mi.AnyType, mi.CustomType,
-    mi.UnionType, mi.Metadata,
-)  # types msgspec.convert builds from JSON builtins exactly as the JSON decoder does
-
 
 _RECORDS = (mi.StructType, mi.DataclassType, mi.TypedDictType, mi.NamedTupleType)
 
@@ -147,15 +139,31 @@ class _Never(msgspec.Struct, gc=False):
         raise ValueError("not accepted in one pass")
 
 
-@functools.cache
-def answer_decoder(base: type[Any], require_jsonrpc: bool) -> msgspec.json.Decoder[Any]:
-    """A decoder of success responses into a subclass of ``base`` (one per argument pair).
+_ANSWERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+_MAX_ANSWERS = 512  # decoders kept; the oldest is dropped beyond
+
+
+def answer_decoder(
+    base: type[Any],
+    require_jsonrpc: bool,
+    result: Any = msgspec.Raw,
+    dec_hook: DecHook | None = None,
+) -> msgspec.json.Decoder[Any]:
+    """A decoder of success responses into a subclass of ``base`` (one per arguments).
 
     ``base`` has the fields ``id``, ``result`` and ``error`` (``None``). Only
     what needs no dialect rule is accepted: ``"jsonrpc": "2.0"`` (required
     if the dialect requires it), a string or integer ``id``, ``result``
-    present (kept raw), and neither ``error`` nor ``method``.
+    present, of type ``result`` (decoded with ``dec_hook``; raw by default),
+    and neither ``error`` nor ``method``.
+
+    Raises:
+        TypeError: ``result`` is not hashable, or msgspec cannot decode it.
     """
+    key = (base, require_jsonrpc, result, dec_hook)
+    decoder = _ANSWERS.get(key)
+    if decoder is not None:
+        return decoder
     jsonrpc: Any = (
         ("jsonrpc", Literal["2.0"])
         if require_jsonrpc
@@ -166,7 +174,7 @@ def answer_decoder(base: type[Any], require_jsonrpc: bool) -> msgspec.json.Decod
         [
             jsonrpc,
             ("id", int | str),
-            ("result", msgspec.Raw),
+            ("result", result),
             ("error", _Never | UnsetType, None),  # (a default is not validated)
             ("method", _Never | UnsetType, UNSET),
         ],
@@ -174,7 +182,10 @@ def answer_decoder(base: type[Any], require_jsonrpc: bool) -> msgspec.json.Decod
         kw_only=True,
         gc=False,
     )
-    return msgspec.json.Decoder(answer)
+    decoder = _ANSWERS[key] = msgspec.json.Decoder(answer, dec_hook=dec_hook)
+    if len(_ANSWERS) > _MAX_ANSWERS:
+        del _ANSWERS[next(iter(_ANSWERS))]
+    return decoder
 
 
 def _admits_null(spec: ParamsSpec, hook: DecHook | None) -> bool:
@@ -185,15 +196,13 @@ def _admits_null(spec: ParamsSpec, hook: DecHook | None) -> bool:
     return True
 
 
-def _envelope(
-    name: str, method: str, params: Any, index: int, jsonrpc: Any, nullable: bool
-) -> type[Call]:
-    """An envelope Struct for one method; its class attribute ``index`` says which."""
-    namespace: dict[str, Any] = {"index": index, "method": method}
+def _envelope(method: str, params: Any, jsonrpc: Any, nullable: bool) -> type[Call]:
+    """The envelope Struct of one method."""
+    namespace: dict[str, Any] = {"method": method}
     if nullable:
         namespace["__post_init__"] = _refuse_null
     return msgspec.defstruct(  # type: ignore[return-value]
-        name,
+        "Call",
         [jsonrpc, ("id", int | str | UnsetType, UNSET), ("params", params)],
         bases=(Call,),
         tag_field="method",
@@ -204,56 +213,36 @@ def _envelope(
     )
 
 
-def _union(members: list[Any]) -> Any:
-    return functools.reduce(operator.or_, members)
-
-
 class _Shape:
-    """The msgspec side of a plan: decoders and envelope classes, shared by equal tables.
+    """The msgspec side of a plan: decoder and envelope classes, shared by equal tables.
 
     Building it costs ~1 KiB of memory and tens of microseconds per method, so
     tables that declare the same methods with the same types and hooks (one
     router per connection, as protocol adapters make them) share one; the
     per-table part (which :class:`ParamsSpec` each method has) stays in the
     :class:`Plan`. ``chosen`` holds the positions, in the table's list of
-    specs, of the methods the union serves; an envelope's ``index`` is its
-    position in ``chosen``.
+    specs, of the methods the union serves, in the order of ``classes``.
     """
 
     def __init__(self, specs: list[ParamsSpec], require_jsonrpc: bool) -> None:
         chosen, hook = _choose(specs)
         self.hook = hook
-        self.chosen = tuple(position for position, _ in chosen)
+        self.chosen = tuple(chosen)
         jsonrpc: Any = (
             ("jsonrpc", Literal["2.0"])
             if require_jsonrpc
             else ("jsonrpc", Literal["2.0"] | UnsetType, UNSET)
         )
-        self.convertible: list[bool] = []
-        typed: list[type[Call]] = []
-        loose: list[Any] = []
-        tag_members: set[bytes] = set()
-        for index, (position, nodes) in enumerate(chosen):
-            spec = specs[position]
-            convertible = all(isinstance(n, _CONVERTIBLE) for n in nodes)
-            nullable = _admits_null(spec, hook)
-            typed.append(_envelope("Call", spec.method, spec.type, index, jsonrpc, nullable))
-            loose.append(_envelope("_LooseCall", spec.method, Any, index, jsonrpc, False))
-            self.convertible.append(convertible)
-            if convertible:
-                tag_members.update(
-                    b'"%s":%s' % (str(n.tag_field).encode(), msgspec.json.encode(n.tag))
-                    for n in nodes
-                    if isinstance(n, mi.StructType) and n.tag_field is not None
-                )
-        self.classes = tuple(typed)
+        self.classes = tuple(
+            _envelope(specs[p].method, specs[p].type, jsonrpc, _admits_null(specs[p], hook))
+            for p in chosen
+        )
         stop = msgspec.defstruct(
             "_NoRoute", [], bases=(Call,), tag_field="method", tag=_NO_ROUTE,
             namespace={"__post_init__": _refuse}, kw_only=True, gc=False,
         )
-        self.typed = msgspec.json.Decoder(_union([*typed, stop]), dec_hook=hook)
-        self.loose = msgspec.json.Decoder(_union([*loose, stop]))
-        self.tag_members = frozenset(tag_members)
+        members: Any = functools.reduce(operator.or_, [*self.classes, stop])
+        self.typed = msgspec.json.Decoder(members, dec_hook=hook)
 
 
 _SHAPES: dict[Any, _Shape] = {}
@@ -275,7 +264,7 @@ def _shape(specs: list[ParamsSpec], require_jsonrpc: bool) -> _Shape:
 
 
 class Plan:
-    """The one-pass decoders of one revision of a :class:`ParamsTable`.
+    """The one-pass decoder of a :class:`ParamsTable` as it is now.
 
     Args:
         specs: the table's one-pass methods.
@@ -296,63 +285,26 @@ class Plan:
     ) -> None:
         listed = [s for s in specs if s.method not in two_pass]
         shape = self._shape = _shape(listed, require_jsonrpc)
-        self.hook = shape.hook
-        self.by_index = tuple(listed[position] for position in shape.chosen)
+        self._chosen = tuple(listed[position] for position in shape.chosen)
         self.typed = shape.typed
         self.typed_decode = shape.typed.decode
 
     @property
     def specs(self) -> dict[type, ParamsSpec]:
         """Envelope class -> the :class:`ParamsSpec` of its method."""
-        return dict(zip(self._shape.classes, self.by_index, strict=True))
+        return dict(zip(self._shape.classes, self._chosen, strict=True))
 
     def __bool__(self) -> bool:
         return bool(self._shape.chosen)
 
-    def tags_last(self, data: bytes | bytearray) -> bool:
-        """Whether ``data`` writes union tags after their payload.
 
-        Serializers that order members alphabetically or by declaration in a
-        base class (pydantic) write ``{"text": ..., "type": "text"}``: a
-        msgspec tagged union must then skip the whole object to find the tag
-        and scan it again to decode it. The cheap sign of that order: compact
-        JSON that ends with a tag member (``"type":"text"``) and the closing
-        brackets, i.e. whose last tagged object has its tag last. (Only a
-        speed choice: either way the decoded values are the same.)
-        """
-        tail = data[-_TAIL:].rstrip(_CLOSERS)
-        return tail[tail.rfind(b",") + 1 :] in self._shape.tag_members
-
-    def decode_loose(self, data: bytes | bytearray) -> Call:
-        """Decode a call to builtins, then convert its params (for tags-last input).
-
-        Returns the same :class:`Call` as :attr:`typed` would.
-
-        Raises:
-            Exception: whatever msgspec or the ``dec_hook`` raise.
-        """
-        shape = self._shape
-        env = shape.loose.decode(data)
-        index = env.index
-        if not shape.convertible[index]:
-            typed: Call = shape.typed.decode(data)
-            return typed
-        spec = self.by_index[index]
-        if self.hook is None:
-            params = msgspec.convert(env.params, spec.type)
-        else:
-            params = msgspec.convert(env.params, spec.type, dec_hook=self.hook)
-        call: Call = shape.classes[index](jsonrpc=env.jsonrpc, id=env.id, params=params)
-        return call
-
-
-def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[int, list[mi.Type]]], Any]:
+def _choose(specs: list[ParamsSpec]) -> tuple[list[int], Any]:
     """The specs one union decoder can serve (by position), and its ``dec_hook``.
 
     A decoder has one ``dec_hook``: the specs using the most common hook are
     kept, plus those whose type needs no hook at all; the rest stay two-pass.
     """
-    analysed: list[tuple[int, ParamsSpec, list[mi.Type], bool]] = []
+    analysed: list[tuple[int, ParamsSpec, bool]] = []
     for position, spec in enumerate(specs):
         if spec.method == _NO_ROUTE:
             continue
@@ -363,11 +315,11 @@ def _choose(specs: list[ParamsSpec]) -> tuple[list[tuple[int, list[mi.Type]]], A
         needs_hook = any(isinstance(n, mi.CustomType) for n in nodes)
         if needs_hook and spec.dec_hook is None:
             continue  # msgspec cannot decode it: two passes give the error
-        analysed.append((position, spec, nodes, needs_hook))
+        analysed.append((position, spec, needs_hook))
     counts: dict[Any, int] = {}
-    for _, spec, _, needs in analysed:
+    for _, spec, needs in analysed:
         if needs:
             counts[spec.dec_hook] = counts.get(spec.dec_hook, 0) + 1
     hook = max(counts, key=counts.__getitem__) if counts else None
-    chosen = [(p, n) for p, s, n, needs in analysed if not needs or s.dec_hook is hook]
+    chosen = [p for p, s, needs in analysed if not needs or s.dec_hook is hook]
     return chosen, hook

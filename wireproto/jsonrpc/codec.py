@@ -17,25 +17,23 @@ Every message can be decoded in two passes, each with a decoder built once:
    ``data: {"path": "$.a.b[0]", "reason": "..."}``.
 
 A decoder given a :class:`ParamsTable` (a
-:class:`~wireproto.rpc.router.Router`) first tries **one pass** for calls:
-a msgspec union of per-method envelope Structs tagged by ``method``, with
-``params`` typed as the table says, rebuilt whenever the table's
-``revision`` changes. The result of that one msgspec call is the message:
-a :class:`Call` whose ``params`` need no second pass. The envelope types
-accept only what needs no dialect rule (``"jsonrpc": "2.0"``, a string or
-integer id or none, params present and not ``null``), so nothing is
-checked around the call. For input that writes union tags last (pydantic's
-order) and is large, the union with untyped ``params`` plus
-:func:`msgspec.convert` is used instead: same values, one scan instead of
-two per tagged object. Whatever the one pass does not accept (unknown
+:class:`~wireproto.rpc.router.Router`) first tries **one pass**: a msgspec
+union of per-method envelope Structs tagged by ``method``, with ``params``
+typed as the table says, built again after each change the table reports
+(:meth:`ParamsTable.watch`: nothing is checked per message). The result of
+that one msgspec call is the message: a :class:`Call` whose ``params`` need
+no second pass. The envelope types accept only what needs no dialect rule
+(``"jsonrpc": "2.0"``, a string or integer id or none, params present and
+not ``null``), so nothing is checked around the call. A response has no
+tag: it fails the union and is given to one msgspec call for a success
+response, which accepts only what needs no dialect rule and keeps
+``result`` raw; the response :meth:`Decoder.expect` names (a peer's request
+alone in flight) is tried first instead, with ``result`` decoded into its
+type in the same call. Whatever the one pass does not accept (unknown
 method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
-envelope) is decoded in two passes, so error answers are exactly those of
-the two-pass path; a message with no ``"method"`` key among its first
-bytes is not given to the union (which would scan all of it to find no
-tag) but to one msgspec call for a success response, which accepts only
-what needs no dialect rule and keeps ``result`` raw. The params of a
-:class:`Call` are those of the table at decoding time: a peer looks its
-route up at once.
+envelope, an error response) is decoded in two passes, so error answers
+are exactly those of the two-pass path. The params of a :class:`Call` are
+those of the table at decoding time: a peer looks its route up at once.
 
 Every malformed input maps to exactly one error answer (or a logged drop), as
 the dialect says. Unknown members are ignored. Encoding reuses one buffer and
@@ -57,7 +55,6 @@ from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._nesting import scan
 from wireproto.jsonrpc._onepass import (
-    BIG,
     HEAD,
     Call,
     DecHook,
@@ -97,6 +94,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+Data = bytes | bytearray | memoryview
 TOO_DEEP = "nested too deeply"
 """The ``reason`` of the error answering input nested deeper than the decoder goes."""
 log = logging.getLogger(__name__)
@@ -278,21 +276,28 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
 class _NoTable:
     """The table of a decoder given none: never changes, no one-pass methods."""
 
-    revision = 0
-
     def params_specs(self) -> list[ParamsSpec]:
         return []
+
+    def watch(self, callback: Callable[[], object]) -> None:
+        pass
+
+
+def _no_plan(data: Data) -> Any:
+    raise LookupError("no one-pass plan")
 
 
 class Decoder:
     """Decode inbound messages under one :class:`Dialect`.
 
-    One instance per connection (or shared: it holds no per-message state).
+    One instance per connection (or shared, without :meth:`expect`: it holds
+    no per-message state).
 
     Args:
         dialect: the protocol's envelope rules and error texts.
         table: the method table (a :class:`~wireproto.rpc.router.Router`)
-            whose calls are decoded in one pass; ``None``: always two passes.
+            whose calls (and success responses) are decoded in one pass;
+            ``None``: always two passes.
         two_pass: methods always decoded in two passes whatever the table
             says (e.g. a peer's cancel notification, which it reads as
             plain JSON).
@@ -311,6 +316,13 @@ class Decoder:
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
+        self._answers: dict[Any, Callable[[Data], Any]] = {}  # result type, hook -> decoder
+        # the response expected: (id, its answer decoder), or None (a list the
+        # decode function reads: expect sets it without a call)
+        self._expected: list[tuple[Id, Callable[[Data], Any]] | None] = [None]
+        decode, self._use = self._one_pass()
+        if FAST_PATHS:  # (otherwise the method: two passes)
+            self.decode = decode  # type: ignore[method-assign,assignment]
         self.table = table
 
     @property
@@ -321,39 +333,144 @@ class Decoder:
     @table.setter
     def table(self, table: ParamsTable | None) -> None:
         self._table: ParamsTable = _NoTable() if table is None else table
-        self._plan: Plan | None = None
-        self._revision: int | None = None  # (never a revision: the next decode builds)
+        self._answers.clear()  # (expect: only with a table)
+        self._expected[0] = None
+        self._table_changed()
+        self._table.watch(self._table_changed)
 
-    def decode(self, data: bytes | bytearray | memoryview) -> Incoming:
+    def _table_changed(self) -> None:
+        """Build the plan again at the next call (the table changed, or is new)."""
+        self._use(self._first, self._first)
+
+    def decode(self, data: Data) -> Incoming:
         """Decode and classify one message.
 
         Returns:
             a :class:`Call` (params decoded: a call the table's one pass
             accepted), a :class:`Request` or :class:`Notification` whose
             ``params`` is a :class:`msgspec.Raw` (``UNSET`` when absent), or
-            an :class:`IncomingResponse`.
+            an :class:`IncomingResponse` (its ``result`` decoded already
+            when it answers the request :meth:`expect` names).
 
         Raises:
             InvalidMessage: the message cannot be accepted; the exception
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        plan = self._plan if self._revision == self._table.revision else self._rebuild()
-        if plan is not None:
-            try:
-                # `{"jsonrpc":"2.0","method"...`: a notification in the usual
-                # member order. Otherwise the method key must come early; with
-                # none there, a success response is tried (the union would
-                # scan it all to find no tag).
-                # (109 is "m"; a memoryview has no find(): two passes)
-                if data[18] == 109 or data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
-                    if len(data) < BIG or not plan.tags_last(data):  # type: ignore[arg-type]
-                        return plan.typed_decode(data)  # type: ignore[no-any-return]
-                    return plan.decode_loose(data)  # type: ignore[arg-type]
-                return self._answer(data)  # type: ignore[no-any-return]
-            except Exception:  # anything: the two-pass path answers it
-                pass
         return self._two_pass(data)
+
+    def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[..., None]]:
+        """The decode function of the fast paths, and how to change its decoders.
+
+        While no response is expected (:meth:`expect`), every message is
+        first given to the union: nothing else runs for a call. A response
+        fails it (the union scans it to find no tag, then raises) and is then
+        decoded as a success response. While one is expected, a message
+        that is no notification in the usual member order
+        (``{"jsonrpc":"2.0","method"...``) is first taken for that response,
+        then told apart by a ``"method"`` key among the first bytes. The
+        table reports its changes (:meth:`_table_changed`) rather than being
+        checked. Whatever one msgspec call does not accept takes two passes.
+        """
+        # the union (a Call, or it raises) and the success responses' decoder;
+        # both raise without a plan (no table: two passes), both build it first
+        typed: Callable[[Data], Any] = _no_plan
+        answer: Callable[[Data], Any] = _no_plan
+        slot = self._expected
+        two_pass = self._two_pass
+
+        def decode(data: Data) -> Incoming:
+            expected = slot[0]
+            try:
+                if expected is None or data[18] == 109:  # (109 is "m")
+                    return typed(data)  # type: ignore[no-any-return]
+            except Exception:  # most likely a response
+                return other(data)
+            try:  # the response expected, most likely
+                msg: IncomingResponse = expected[1](data)
+            except Exception:  # a call, an error, a result that needs leniency
+                pass
+            else:
+                if msg.id == expected[0]:  # (never an int == a str)
+                    slot[0] = None  # (expected once)
+                    return msg
+            try:
+                # (a memoryview has no find(): two passes)
+                if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
+                    return typed(data)  # type: ignore[no-any-return]
+                return answer(data)  # type: ignore[no-any-return]
+            except Exception:  # anything: the two-pass path answers it
+                return two_pass(data)
+
+        def other(data: Data) -> Incoming:
+            """What the union refused: a success response, or two passes."""
+            try:
+                return answer(data)  # type: ignore[no-any-return]
+            except Exception:
+                return two_pass(data)
+
+        def use(union: Callable[[Data], Any], responses: Callable[[Data], Any]) -> None:
+            nonlocal typed, answer
+            typed, answer = union, responses
+
+        decode.__doc__ = Decoder.decode.__doc__
+        return decode, use
+
+    def _first(self, data: Data) -> Any:
+        """The decoders before the plan is built: build it, then :meth:`decode` again."""
+        plan = self._build()
+        if plan is None:
+            self._use(_no_plan, _no_plan)
+            raise LookupError("no one-pass plan")  # (two passes)
+        self._use(plan.typed_decode, self._answer)
+        return self.decode(data)
+
+    def _build(self) -> Plan | None:
+        if not FAST_PATHS:
+            return None
+        try:
+            plan = Plan(
+                self._table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
+            )
+        except Exception:  # a type msgspec rejects: never fatal, two passes answer it
+            log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
+            return None
+        return plan if plan else None
+
+    def expect(
+        self, id: Id | None, result_type: Any = None, dec_hook: DecHook | None = None
+    ) -> None:
+        """Decode the response to request ``id`` with its result, in one msgspec call.
+
+        The :class:`IncomingResponse` that :meth:`decode` returns for it then
+        holds the result already decoded into ``result_type`` (with
+        ``dec_hook``), if that strict decode succeeds; every other response,
+        and this one when it fails, keeps its result raw. One request at a
+        time: a later call replaces the expectation, ``id`` ``None`` ends
+        it, and so does the decoding of that response. While a response is
+        expected, a call whose member after ``jsonrpc`` is not ``method``
+        (a request) costs a failed decode more: end the expectation when
+        the request ends. (Only with the fast paths on, for a decoder with a table, and for
+        a type msgspec can decode.)
+        """
+        if id is None:
+            self._expected[0] = None
+            return
+        try:
+            self._expected[0] = (id, self._answers[result_type, dec_hook])
+        except KeyError:  # (kept only while the decoder has a table)
+            self._expected[0] = None
+            if FAST_PATHS and type(self._table) is not _NoTable:
+                try:
+                    decoder = answer_decoder(
+                        IncomingResponse, self.dialect.require_jsonrpc, result_type, dec_hook
+                    )
+                except Exception:  # (msgspec cannot decode the type: the raw result it is)
+                    return
+                self._answers[result_type, dec_hook] = decoder.decode
+                self._expected[0] = (id, decoder.decode)
+        except TypeError:  # (an unhashable type: the raw result it is)
+            self._expected[0] = None
 
     def _two_pass(self, data: bytes | bytearray | memoryview) -> Incoming:
         try:
@@ -421,20 +538,6 @@ class Decoder:
             reply=not found.members or found.id is not None or d.answer_idless,
         )
 
-    def _rebuild(self) -> Plan | None:
-        table = self._table
-        self._revision = table.revision  # (first: a change while building rebuilds again)
-        plan: Plan | None = None
-        if FAST_PATHS:
-            try:
-                plan = Plan(
-                    table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
-                )
-            except Exception:  # a type msgspec rejects: never fatal, two passes answer it
-                log.warning("%s: one-pass decoding disabled", self.dialect.name, exc_info=True)
-        self._plan = plan if plan else None
-        return self._plan
-
     def _call(self, env: _Envelope, method: str) -> Request | Notification:
         params: Any = env.params if env.params else UNSET
         if self.dialect.null_params_as_absent and params == _NULL:  # (Raw == Raw: no copy)
@@ -459,16 +562,17 @@ class Decoder:
             return IncomingResponse(id=id, result=env.result)
         raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
 
-    def _decoder_for(self, type_: Any) -> msgspec.json.Decoder[Any]:
-        dec = self._typed.get(type_)
+    def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
+        key = type_ if dec_hook is None else (type_, dec_hook)
+        dec = self._typed.get(key)
         if dec is None:
-            dec = self._typed[type_] = msgspec.json.Decoder(type_)
+            dec = self._typed[key] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
         return dec
 
-    def _decode_typed(self, raw: msgspec.Raw, type_: Any) -> Any:
+    def _decode_typed(self, raw: msgspec.Raw, type_: Any, dec_hook: DecHook | None) -> Any:
         # A Raw payload was skipped, not checked, by the envelope pass: invalid
         # UTF-8 inside it only shows up here.
-        dec = self._decoder_for(type_)
+        dec = self._decoder_for(type_, dec_hook)
         try:
             return dec.decode(raw)
         except msgspec.ValidationError:
@@ -503,7 +607,7 @@ class Decoder:
         try:
             if decode is not None:
                 return cast(T, decode(raw))
-            return cast(T, self._decode_typed(raw, type_))
+            return cast(T, self._decode_typed(raw, type_, None))
         except msgspec.ValidationError as exc:
             raise InvalidMessage(
                 ErrorCode.INVALID_PARAMS,
@@ -519,8 +623,10 @@ class Decoder:
                 {"path": "$", "reason": TOO_DEEP},
             ) from None
 
-    def decode_result(self, result: msgspec.Raw, type_: type[T]) -> T:
-        """Decode a response's raw ``result`` into ``type_``.
+    def decode_result(
+        self, result: msgspec.Raw, type_: type[T], dec_hook: DecHook | None = None
+    ) -> T:
+        """Decode a response's raw ``result`` into ``type_`` (with ``dec_hook``).
 
         Raises:
             msgspec.DecodeError: the result does not match ``type_``
@@ -529,7 +635,7 @@ class Decoder:
                 into a remote protocol error.
         """
         try:
-            return cast(T, self._decode_typed(result, type_))
+            return cast(T, self._decode_typed(result, type_, dec_hook))
         except RecursionError:
             raise too_deep() from None
 

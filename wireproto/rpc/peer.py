@@ -79,6 +79,7 @@ from wireproto.errors import (
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     Call,
+    DecHook,
     Decoder,
     Dialect,
     Encoder,
@@ -104,6 +105,16 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
+
+
+def _decoded(response: IncomingResponse | BaseException | None) -> bool:
+    """Whether ``response`` holds its result decoded (:meth:`Decoder.expect`)."""
+    return (
+        type(response) is not IncomingResponse
+        and isinstance(response, IncomingResponse)
+        and response.error is None
+        and not isinstance(response.result, msgspec.Raw)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -382,13 +393,18 @@ class Peer:
         id: Id | None = None,
         on_response: Callable[[IncomingResponse], None] | None = None,
         on_sent: Callable[[], None] | None = None,
+        dec_hook: DecHook | None = None,
+        lenient: Callable[[msgspec.Raw], T] | None = None,
     ) -> T:
         """Send a request and wait for its response.
 
         Args:
             method: the method name.
             params: any msgspec-encodable value; omitted when ``UNSET``.
-            result_type: the type the result is decoded into.
+            result_type: the type the result is decoded into. Alone among
+                the requests outstanding, and without ``on_response``, its
+                result is decoded in the same msgspec call as the envelope
+                of its response (:meth:`Decoder.expect`).
             timeout: seconds to wait before giving up (``TimeoutError``).
             id: an explicit id (default: the next integer, from 0).
             on_response: called synchronously with the response when it is
@@ -401,6 +417,12 @@ class Peer:
             on_sent: called once the request is queued for writing: any
                 message queued after that call is written after it (e.g.
                 to send a cancellation that must follow the request).
+            dec_hook: the msgspec ``dec_hook`` for custom types in ``result_type``.
+            lenient: called with the raw result when the strict decode into
+                ``result_type`` fails; what it returns or raises is final
+                (e.g. a protocol's leniency rules and its own error text).
+                :class:`msgspec.DecodeError` from the strict decode becomes
+                :class:`RemoteProtocolError` when there is none.
 
         Returns:
             the decoded result.
@@ -429,6 +451,13 @@ class Peer:
             inbox is None or not inbox.handling or anyio.get_current_task().id != inbox.task_id
         )
         slot = self._pending[key] = Pending(method, ordered, self._waiter(), on_response)
+        # alone: its result decoded with the envelope (on_response gets the raw result)
+        expecting = (
+            len(self._pending) == 1 and on_response is None
+            and result_type is not _ANY and result_type is not msgspec.Raw
+        )
+        if expecting:
+            self._decoder.expect(rid, result_type, dec_hook)
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
@@ -445,15 +474,22 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
+            if expecting and not _decoded(slot.response):  # (else it ended the expectation)
+                self._decoder.expect(None)
             if sent and slot.response is None:
                 await self._send_cancel(rid)
         response = slot.response
         if not isinstance(response, IncomingResponse) or response.error is not None:
             raise_failure(response)
-        assert isinstance(response.result, msgspec.Raw)
+        result = response.result
+        if _decoded(response):  # with the envelope (expect)
+            return result  # type: ignore[return-value]
+        assert isinstance(result, msgspec.Raw)
         try:
-            return self._decoder.decode_result(response.result, result_type)
+            return self._decoder.decode_result(result, result_type, dec_hook)
         except msgspec.DecodeError as exc:  # includes ValidationError
+            if lenient is not None:
+                return lenient(result)
             raise RemoteProtocolError(f"invalid result: {exc}") from exc
 
     async def _send_cancel(self, rid: Id) -> None:

@@ -18,7 +18,7 @@ decoder is then "strict first, ``lenient`` for what strict rejects", and the
 codec may decode the params in the same pass as the envelope
 (:meth:`Router.params_specs`, :class:`~wireproto.jsonrpc.codec.Decoder`).
 The router's :attr:`~Router.revision` changes with every :meth:`~Router.add`,
-so a decoder built from the table notices changes.
+and a decoder built from the table is told (:meth:`Router.watch`).
 
 A table served to many connections (a protocol adapter's) need not be built
 per connection: build it once with handlers that take the connection first,
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar, cast, overload
 
@@ -172,7 +173,7 @@ class Router:
             return p.a + p.b
     """
 
-    __slots__ = ("_bound", "_context", "_routes", "_shared", "_specs", "revision")
+    __slots__ = ("_bound", "_context", "_routes", "_shared", "_specs", "_watchers", "revision")
 
     def __init__(self) -> None:
         self._routes: dict[str, Route] = {}
@@ -182,6 +183,7 @@ class Router:
         self._context: Any = None
         self._bound = False  # some router binds this table: it no longer changes
         self._specs: list[ParamsSpec] | None = None  # of a bound table, built once
+        self._watchers: list[weakref.WeakMethod[Callable[[], object]]] | None = None
 
     def bind(self, context: Any) -> Router:
         """This table served for one ``context``: its handlers are called
@@ -245,6 +247,25 @@ class Router:
         )
         self._routes[method] = route
         self.revision += 1
+        if self._watchers:
+            for ref in list(self._watchers):
+                callback = ref()
+                if callback is not None:
+                    callback()
+
+    def watch(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` after every change of the table (:meth:`add`).
+
+        For decoders built from the table (the codec's one-pass plan).
+        ``callback`` is a bound method, held weakly: the router keeps no
+        decoder alive. A bound router, or a table some router binds, never
+        changes: nothing is kept.
+        """
+        if self._bound or self._shared is not None:
+            return
+        refs = [ref for ref in self._watchers or () if ref() is not None]
+        refs.append(weakref.WeakMethod(callback))
+        self._watchers = refs
 
     @overload
     def request(

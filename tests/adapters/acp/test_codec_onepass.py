@@ -21,7 +21,7 @@ import pytest
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as S
 from wireproto.adapters.acp.client.connection import ClientConnection
-from wireproto.jsonrpc._onepass import BIG, Plan
+from wireproto.jsonrpc._onepass import Plan
 from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder
 from wireproto.jsonrpc.messages import Notification
 from wireproto.rpc.router import Router
@@ -117,43 +117,7 @@ def test_one_pass_equals_the_lenient_two_pass_decode(
     assert msg.params == expected
     assert type(msg.params) is type(expected)
 
-    plan = Plan(router.params_specs())  # both one-pass strategies, whatever the size
-    typed = plan.typed.decode(data)
-    loose = plan.decode_loose(data)
-    assert typed.params == loose.params == expected
-
-
-@pytest.mark.parametrize("name", ["tool_call_update_diff", "session_prompt"])
-def test_sdk_order_is_recognised(name: str) -> None:
-    message = BENCH.MESSAGES[name]
-    plan = Plan(acp_router().params_specs())
-    sdk_order = _line(message["method"], tags_last(message["params"]), message.get("id"))
-    ours = _line(message["method"], message["params"], message.get("id"))
-    assert plan.tags_last(sdk_order)
-    assert not plan.tags_last(ours)
-
-
-def test_large_sdk_order_input_is_converted_from_builtins() -> None:
-    message = BENCH.MESSAGES["tool_call_update_diff"]
-    router = acp_router()
-    data = _line(message["method"], tags_last(message["params"]), None)
-    assert len(data) >= BIG
-    plan = Plan(router.params_specs())
-    calls: list[Any] = []
-    loose = plan.decode_loose
-
-    def spy(data: bytes) -> Any:
-        calls.append(data)
-        return loose(data)
-
-    plan.decode_loose = spy  # type: ignore[method-assign]
-    decoder = Decoder(ACP_DIALECT, router)
-    decoder._plan, decoder._revision = plan, router.revision
-    msg = decoder.decode(data)
-    assert calls == [data]
-    assert isinstance(msg, Call) and msg.id is msgspec.UNSET
-    expected = acp_codec.decode(json.dumps(message["params"]), S.SessionNotification)
-    assert msg.params == expected
+    assert Plan(router.params_specs()).typed.decode(data).params == expected
 
 
 def test_unknown_fields_are_ignored_in_one_pass() -> None:

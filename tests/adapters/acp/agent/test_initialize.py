@@ -147,3 +147,32 @@ async def test_requests_before_initialize_are_invalid(acp: OpenAcp, tmp_path: An
     assert all("initialize" in e["message"] for e in early)
     assert unknown["code"] == -32601
     assert listed == {"sessions": []}
+
+
+async def test_a_subclass_handler_serves_its_method(tmp_path: Any) -> None:
+    """The method table of a connection class binds that class's own handlers."""
+    import anyio
+
+    from wireproto.adapters.acp import AgentConnection
+    from wireproto.agent.runtime import Runtime
+    from wireproto.transports.memory import memory_pair
+
+    from ..conftest import RawAcp
+
+    seen: list[int] = []
+
+    class Counting(AgentConnection):
+        async def _initialize(self, p: Any) -> Any:
+            seen.append(p.protocol_version)
+            return await super()._initialize(p)
+
+    ours, theirs = memory_pair()
+    connection = Counting(Runtime(DemoAgent(), tmp_path / "sessions"))
+    stop = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: connection.serve(theirs, stop=stop))
+        client = RawAcp(ours)
+        assert "agentCapabilities" in await client.initialize()
+        stop.set()
+    await ours.aclose()
+    assert seen == [1]

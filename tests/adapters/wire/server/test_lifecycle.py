@@ -487,3 +487,33 @@ async def test_steps_are_numbered_and_counted(open_raw: OpenRaw) -> None:
             assert after[-1]["result"] == {"status": "max_steps_reached", "steps": 3}
         replayed = await raw.collect_call("r", "replay")
         assert payloads(replayed, "StepBegin") == [{"n": 1}, {"n": 2}, {"n": 3}] * 2
+
+
+async def test_a_subclass_handler_serves_its_method(workdir: Path, home: Path) -> None:
+    """The method table of a server class binds that class's own handlers."""
+    import functools
+
+    import anyio
+
+    from wireproto.adapters.wire import WireServer
+    from wireproto.agent.demo import DemoAgent
+    from wireproto.agent.runtime import Runtime
+    from wireproto.testing import NdjsonProbe
+
+    cancels: list[Any] = []
+
+    class Counting(WireServer):
+        async def _cancel(self, params: Any) -> Any:
+            cancels.append(params)
+            return await super()._cancel(params)
+
+    probe = NdjsonProbe()
+    server = Counting(Runtime(DemoAgent(), home / "sessions"), work_dir=str(workdir))
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(server.serve, probe.stream))
+        await probe.write_json({"jsonrpc": "2.0", "id": "c", "method": "cancel"})
+        reply = await probe.read_json()
+        probe.write_eof()
+    await probe.aclose()
+    assert reply["error"]["code"] == -32000  # no turn to cancel: answered by WireServer._cancel
+    assert cancels == [{}]  # (params absent: the route decodes {})

@@ -74,11 +74,15 @@ class ClientCalls:
         return self._peer()
 
     async def _client_call(self, method: str, params: Any, result_type: type[T]) -> T:
-        raw = await self.peer.request(method, params, result_type=msgspec.Raw)
-        try:
-            return codec.decode(raw, result_type)
-        except msgspec.DecodeError as exc:
-            raise RemoteProtocolError(f"invalid result of {method}: {exc}") from exc
+        def lenient(raw: msgspec.Raw) -> T:
+            try:
+                return codec.decode(raw, result_type)
+            except msgspec.DecodeError as exc:
+                raise RemoteProtocolError(f"invalid result of {method}: {exc}") from exc
+
+        return await self.peer.request(
+            method, params, result_type=result_type, dec_hook=codec.dec_hook, lenient=lenient
+        )
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission``; a failure or ``cancelled`` rejects."""

@@ -58,7 +58,7 @@ import logging
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.abc
@@ -210,11 +210,9 @@ class AgentConnection:
         self._ctx = translate.Context(self.capabilities, self.agent.options)
         self._peer: Peer | None = None
         self._setup: dict[str, list[S.SessionNotification]] = {}
-        # the table of this kind of agent, shared by its connections
-        agent = self.agent
-        self.router = method_table(
-            AgentConnection, agent.supports_delete, agent.supports_logout
-        ).bind(self)
+        # the table of this class and kind of agent, shared by its connections
+        agent, cls = self.agent, cast(Any, type(self))  # (mypy takes a class for unhashable)
+        self.router = method_table(cls, agent.supports_delete, agent.supports_logout).bind(self)
 
     @property
     def capabilities(self) -> ClientCapabilities:

@@ -253,10 +253,10 @@ class ClientConnection(ExtensionCalls):
     ) -> R:
         if method != "initialize":
             self._require(method)
-        raw = await self.peer.request(
-            method, params, result_type=msgspec.Raw, timeout=timeout, on_response=on_response
+        return await self.peer.request(
+            method, params, result_type=type_, timeout=timeout, on_response=on_response,
+            dec_hook=acp_codec.dec_hook, lenient=lambda raw: decode_result(method, raw, type_),
         )
-        return decode_result(method, raw, type_)
 
     def _require(self, method: str) -> None:
         if not self.initialized:

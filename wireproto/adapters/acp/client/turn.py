@@ -172,11 +172,11 @@ class PromptTurn:
             task_status.started()
 
         try:
-            raw = await self._client.peer.request(
-                "session/prompt", params, result_type=msgspec.Raw,
-                on_response=self._on_response, on_sent=sent,
+            result = await self._client.peer.request(
+                "session/prompt", params, result_type=PromptResult,
+                on_response=self._on_response, on_sent=sent, dec_hook=acp_codec.dec_hook,
+                lenient=lambda raw: decode_result("session/prompt", raw, PromptResult),
             )
-            result = decode_result("session/prompt", raw, PromptResult)
             self.stop_reason = result.stop_reason
             self.meta = result.meta if isinstance(result.meta, dict) else None
             if result.stop_reason not in KNOWN_STOP_REASONS:

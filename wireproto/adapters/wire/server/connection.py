@@ -204,10 +204,11 @@ class WireServer:
     def router(self) -> Router:
         """The inbound method table (protocol-wire.md#methods), bound to this connection.
 
-        One table serves every connection (:meth:`~wireproto.rpc.router.Router.bind`): nothing of it
-        is built per connection.
+        One table serves every connection of a class (:meth:`~wireproto.rpc.router.Router.bind`):
+        nothing of it is built per connection, and a subclass's own handlers are the ones called.
         """
-        return _table().bind(self)
+        cls: Any = type(self)  # (mypy takes a class for unhashable)
+        return _table(cls).bind(self)
 
     # ------------------------------------------------------------- lifecycle
 
@@ -466,13 +467,13 @@ class WireServer:
 
 
 @functools.cache
-def _table() -> Router:
-    """The method table every :class:`WireServer` binds (built at first use)."""
+def _table(cls: type[WireServer]) -> Router:
+    """The method table every ``cls`` connection binds (built at first use)."""
     table = Router()
-    table.add("initialize", WireServer._initialize, InitializeParams)
-    table.add("prompt", WireServer._prompt, PromptParams)
-    table.add("cancel", WireServer._cancel, Any)
-    table.add("steer", WireServer._steer, SteerParams)
-    table.add("replay", WireServer._replay, Any)
-    table.add("set_plan_mode", WireServer._set_plan_mode, SetPlanModeParams)
+    table.add("initialize", cls._initialize, InitializeParams)
+    table.add("prompt", cls._prompt, PromptParams)
+    table.add("cancel", cls._cancel, Any)
+    table.add("steer", cls._steer, SteerParams)
+    table.add("replay", cls._replay, Any)
+    table.add("set_plan_mode", cls._set_plan_mode, SetPlanModeParams)
     return table
