@@ -53,3 +53,12 @@ def test_plain_lines_are_lines_starting_like_a_message_without_carriage_returns(
     assert not plain_lines(b'{"a":1}\n {}')
     assert not plain_lines(b'{"a":1}\r\n{}')
     assert not plain_lines(b"not json")
+
+
+def test_what_others_wrote_to_a_buffered_file_comes_before_the_batch(tmp_path: Path) -> None:
+    with (tmp_path / "trace.jsonl").open("wb") as file:
+        writer = TraceWriter(file)
+        file.write(b"# written by another\n")  # (held in the file's buffer)
+        writer.batch("send", [b'{"id":1}'], writer._t0)
+        assert (tmp_path / "trace.jsonl").read_bytes().splitlines() == [
+            b"# written by another", b'{"t":0.000000,"dir":"send","msg":{"id":1}}']

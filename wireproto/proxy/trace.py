@@ -80,22 +80,22 @@ class TraceWriter:
 
 def _direct(sink: BinaryIO) -> Callable[[bytes], None]:
     """How to write ``data`` to ``sink`` and flush it: one ``os.write`` to the
-    file under a buffered file (its buffer is kept empty), else write and flush."""
+    file under a buffered file (after what others wrote to it: flushing an empty
+    buffer writes nothing), else write and flush."""
     fd = sink.fileno() if isinstance(sink, io.BufferedWriter) else -1
+    flush = sink.flush
 
     def write_flush(data: bytes) -> None:
         sink.write(data)
-        sink.flush()
+        flush()
 
     def write_fd(data: bytes) -> None:
+        flush()
         written = os.write(fd, data)
         while written < len(data):  # (a full disk raises; a short write is rare)
             written += os.write(fd, memoryview(data)[written:])
 
-    if fd < 0:
-        return write_flush
-    sink.flush()
-    return write_fd
+    return write_flush if fd < 0 else write_fd
 
 
 def plain_lines(data: bytes) -> bool:
