@@ -163,6 +163,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def fmt_time(seconds: float) -> str:
     """Format a duration with a unit suited to its size."""
+    if seconds < 0:  # (a difference of two durations)
+        return "-" + fmt_time(-seconds)
     if seconds < 1e-6:
         return f"{seconds * 1e9:.0f} ns"
     if seconds < 1e-3:

@@ -12,26 +12,47 @@ Contenders (each a real process tree, driven over stdio by the same raw client):
   ``wireproto wire`` (prompt turns only, translated both ways);
 * ``ws direct`` and ``ws relay+trace``: the same over a loopback websocket
   (``acp --ws`` against ``proxy --trace FILE --ws``, the relay then message by
-  message on the event loop).
+  message on the event loop);
+* ``kimi wire direct`` (and ``kimi wire direct again``) and ``kimi wire
+  relay+trace``: the real Kimi CLI's Wire server (``python -m kimi_cli.cli
+  --wire``, PyPI ``kimi-cli==1.52.0``, offline with its scripted model
+  provider) directly and through ``proxy --serve wire --agent-protocol wire
+  --trace FILE``; ``kimi acp ...``: its ACP server (``kimi_cli.cli acp``) the
+  same way. They need the Python 3.13 that has kimi-cli (``.venv-kimi`` at the
+  repository root, as ``.ci/run`` makes it, or ``KIMI_PYTHON``); without it they
+  are skipped, with the reason printed.
 
 Two workloads, one after the other in each process, each measured sequentially
 (one request in flight): ``request``, a cheap request (``session/set_mode``:
 its answer and two notifications), the worst case for a relay since the agent
 does almost nothing; and ``prompt``, a ``hello`` prompt turn (five
-``session/update`` notifications and the answer). For each: the median round
-trip, and the CPU time of the whole process tree (every thread of every
-process, from ``/proc/PID/task/TID/schedstat``, nanoseconds; the client
-excluded) over the timed loop only, per operation. Rounds interleave the
+``session/update`` notifications and the answer). Against Kimi: ``prompt``, a
+text turn (one model call), and ``tool``, a turn that reads a file with Kimi's
+``ReadFile`` tool (two model calls, the tool's call and result streamed).
+Kimi keeps each session's history and records it on disk, as it does for a
+person. For each: the median round trip, and the CPU time of the whole
+process tree (every thread of every process, from
+``/proc/PID/task/TID/schedstat``, nanoseconds; the client excluded) over the
+timed loop only, per operation. Rounds interleave the
 contenders (a fresh process tree for each); ratios to ``direct`` are taken
-within each round, and medians over rounds are reported.
+within each round, and medians over rounds are reported. Kimi's trees (direct,
+``direct again``, relay) are instead alive together and called in turn, one
+call each, so that all see the same load; a round is then a block of calls,
+and its ratios are taken within the block. ``direct again`` is a control: two
+Kimi processes doing the same work differ by tens of percent in CPU per turn,
+which bounds what the ratio of two trees can show. Each relay row also gives
+the proxy process's own CPU against the direct tree's (``proxy_share``): what
+the relay itself adds, steadier than the ratio of two trees.
 
 Nothing here is asserted; numbers from a shared machine are indicative only.
-Usage: ``python benchmarks/bench_proxy.py [--quick] [--json]``.
+Usage: ``python benchmarks/bench_proxy.py [--quick] [--json] [--only demo|kimi]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -52,6 +73,7 @@ from _common import emit, fmt_time, format_machine, machine_info, median, table,
 from wireproto.transports.subprocess import open_subprocess
 from wireproto.transports.websocket import connect_websocket
 
+ROOT = Path(__file__).resolve().parent.parent
 WIREPROTO = [sys.executable, "-m", "wireproto"]
 CAVEATS = [
     "a shared 2-core machine: absolute numbers vary run to run; compare ratios",
@@ -62,14 +84,63 @@ CAVEATS = [
 TARGET_LATENCY = 0.0002  # seconds added per message
 TARGET_CPU = 0.15  # fraction added over direct
 BANNER = "wireproto: listening on "
-CONTENDERS = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
-BASELINE = {"ws relay+trace": "ws direct"}  # (the rest: "direct")
-WORKLOADS = ("request", "prompt")
+DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
+KIMI_SETS = tuple((f"kimi {p} direct", f"kimi {p} direct again", f"kimi {p} relay+trace")
+                  for p in ("wire", "acp"))  # (each measured together: see measure_set)
+KIMI = KIMI_SETS[0] + KIMI_SETS[1]
+BASELINE = {"ws relay+trace": "ws direct",  # (the rest: "direct")
+            **{name: names[0] for names in KIMI_SETS for name in names[1:]}}
+TRACED = ("relay+trace", "kimi wire relay+trace", "kimi acp relay+trace")  # the target's
+WORKLOADS = {"demo": ("request", "prompt"), "kimi": ("prompt", "tool")}
+KIMI_TEXT = "text: Hello from scripted kimi"
+KIMI_TOOL = ("tool_call: " + json.dumps({"id": "read", "name": "ReadFile",
+                                         "arguments": json.dumps({"path": "hello.py"})}),
+             "text: the file prints hello")
 
 
-def contender_cmd(name: str, trace: Path) -> list[str]:
+def kimi_python() -> tuple[str | None, str]:
+    """The Python that runs kimi-cli, or ``None`` and why not."""
+    python = os.environ.get("KIMI_PYTHON") or str(ROOT / ".venv-kimi" / "bin" / "python")
+    if not Path(python).exists():
+        return None, f"{python} does not exist"
+    done = subprocess.run([python, "-c", "import kimi_cli"], capture_output=True, check=False)
+    if done.returncode:
+        return None, f"{python} cannot import kimi_cli"
+    return python, ""
+
+
+def kimi_setup(home: Path, python: str, counts: dict[str, int]) -> tuple[list[str], list[str],
+                                                                        dict[str, str]]:
+    """A fresh Kimi home (offline scripted provider, one script per model call of
+    the run): its Wire and ACP server commands and environment."""
+    share, work = home / "kimi-share", home / "work"
+    (share / "credentials").mkdir(parents=True)
+    (home / "kimi-home").mkdir()
+    work.mkdir()
+    (work / "hello.py").write_text("print('hello')\n")
+    scripts = [KIMI_TEXT] * (warmup(counts["prompt"]) + counts["prompt"])
+    scripts += list(KIMI_TOOL) * (warmup(counts["tool"]) + counts["tool"])
+    (home / "scripts.json").write_text(json.dumps(scripts))
+    config = share / "config.toml"
+    config.write_text(
+        'default_model = "scripted"\n\n[models.scripted]\nprovider = "scripted"\n'
+        'model = "scripted"\nmax_context_size = 1000000\n\n[providers.scripted]\n'
+        'type = "_scripted_echo"\nbase_url = ""\napi_key = "offline"\n\n'
+        f'[providers.scripted.env]\nKIMI_SCRIPTED_ECHO_SCRIPTS = "{home / "scripts.json"}"\n')
+    token = {"access_token": "offline", "refresh_token": "offline", "scope": "",
+             "expires_at": time.time() + 86400, "token_type": "Bearer", "expires_in": 3600}
+    (share / "credentials" / "kimi-code.json").write_text(json.dumps(token))  # (kimi acp)
+    kimi = [python, "-m", "kimi_cli.cli", "--config-file", str(config)]
+    env = {"HOME": str(home / "kimi-home"), "KIMI_SHARE_DIR": str(share)}
+    return [*kimi, "--work-dir", str(work), "--wire"], [*kimi, "acp"], env
+
+
+def contender_cmd(name: str, trace: Path, kimi: tuple[list[str], list[str]] = ([], [])
+                  ) -> list[str]:
     proxy = [*WIREPROTO, "proxy", "--log-level", "warning", "--serve", "acp"]
     agent = [*WIREPROTO, "acp", "--log-level", "warning"]
+    wire_proxy = [*WIREPROTO, "proxy", "--log-level", "warning", "--serve", "wire",
+                  "--agent-protocol", "wire", "--trace", str(trace)]
     return {
         "direct": agent,
         "relay": [*proxy, "--agent-protocol", "acp", "--", *agent],
@@ -79,15 +150,21 @@ def contender_cmd(name: str, trace: Path) -> list[str]:
         "ws direct": [*agent, "--ws", "127.0.0.1:0"],
         "ws relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--ws",
                            "127.0.0.1:0", "--", *agent],
+        "kimi wire direct": kimi[0],
+        "kimi wire direct again": kimi[0],
+        "kimi wire relay+trace": [*wire_proxy, "--", *kimi[0]],
+        "kimi acp direct": kimi[1],
+        "kimi acp direct again": kimi[1],
+        "kimi acp relay+trace": [*proxy, "--agent-protocol", "acp", "--trace", str(trace), "--",
+                                 *kimi[1]],
     }[name]
 
 
 @asynccontextmanager
-async def open_contender(name: str, home: Path) -> AsyncIterator[tuple[Any, int]]:
-    """Start ``name``; yield a message stream to it and the pid of its process tree."""
-    env = {**os.environ, "WIREPROTO_HOME": str(home)}
-    cmd = contender_cmd(name, home / f"trace-{name.replace(' ', '-')}.jsonl")
-    if not name.startswith("ws "):
+async def open_contender(cmd: list[str], env: dict[str, str], ws: bool
+                         ) -> AsyncIterator[tuple[Any, int]]:
+    """Start ``cmd``; yield a message stream to it and the pid of its process tree."""
+    if not ws:
         async with open_subprocess(cmd, env=env, stderr="log") as child:
             yield child, child.pid
             await child.send_eof()
@@ -102,8 +179,8 @@ async def open_contender(name: str, home: Path) -> AsyncIterator[tuple[Any, int]
                 text += await lines.receive()
             url = text.split(BANNER, 1)[1].split()[0]
             tg.start_soon(_drain, lines)
-            async with connect_websocket(url) as ws:
-                yield ws, server.pid
+            async with connect_websocket(url) as ws_stream:
+                yield ws_stream, server.pid
             server.terminate()
             await server.wait()
             tg.cancel_scope.cancel()
@@ -114,9 +191,10 @@ async def _drain(lines: TextReceiveStream) -> None:
         pass
 
 
-def tree_cpu(pid: int) -> float:
-    """CPU seconds so far of every thread of ``pid`` and of its descendants."""
-    total, todo = 0, [pid]
+def tree_cpu(pid: int) -> tuple[float, float]:
+    """CPU seconds so far of every thread of ``pid`` and of its descendants, and of
+    ``pid``'s own threads (the proxy's, when ``pid`` is a proxy)."""
+    total, own, todo = 0, 0, [pid]
     while todo:
         current = todo.pop()
         try:
@@ -126,12 +204,14 @@ def tree_cpu(pid: int) -> float:
         for task in tasks:
             try:
                 with open(f"/proc/{current}/task/{task}/schedstat", encoding="ascii") as f:
-                    total += int(f.read().split()[0])
+                    ns = int(f.read().split()[0])
                 with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as f:
                     todo.extend(int(c) for c in f.read().split())
             except (OSError, ValueError, IndexError):
                 continue  # a thread that just ended
-    return total / 1e9
+            total += ns
+            own += ns if current == pid else 0
+    return total / 1e9, own / 1e9
 
 
 class Client:
@@ -144,69 +224,151 @@ class Client:
     async def call(self, method: str, params: Any) -> tuple[Any, int]:
         """Send a request; return its result and the number of messages received."""
         self.ids += 1
+        id = str(self.ids)  # (Kimi's Wire server takes string ids only)
         await self.stream.send(msgspec.json.encode(
-            {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": params}))
+            {"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
         received = 0
         while True:
             message = msgspec.json.decode(await self.stream.receive())
             received += 1
-            if message.get("id") == self.ids and "method" not in message:
+            if message.get("id") in (id, None) and "method" not in message:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result"), received
 
 
+def warmup(count: int) -> int:
+    """How many untimed calls come before ``count`` timed ones."""
+    return max(5, count // 20)
+
+
 async def timed(client: Client, pid: int, method: str, params: Any, count: int
                 ) -> dict[str, float]:
     """Warm up, then ``count`` sequential calls: median latency, CPU per call, messages."""
-    for _ in range(max(5, count // 20)):
+    for _ in range(warmup(count)):
         await client.call(method, params)
-    cpu0, samples, messages = tree_cpu(pid), [], 0
+    (cpu0, own0), samples, messages = tree_cpu(pid), [], 0
     for _ in range(count):
         t0 = time.perf_counter()
         _, messages = await client.call(method, params)
         samples.append(time.perf_counter() - t0)
-    return {"latency": median(samples), "cpu": (tree_cpu(pid) - cpu0) / count,
+    cpu, own = tree_cpu(pid)
+    return {"latency": median(samples), "cpu": (cpu - cpu0) / count,
+            "own_cpu": (own - own0) / count,  # (of the proxy, when this is one)
             "messages": float(messages + 1)}  # (+1: the request)
 
 
-async def measure(name: str, counts: dict[str, int], home: Path) -> dict[str, dict[str, float]]:
-    async with open_contender(name, home) as (stream, pid):
+Ops = dict[str, tuple[str, Any]]  # workload -> (method, params)
+
+
+@asynccontextmanager
+async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | None
+                  ) -> AsyncIterator[tuple[Client, int, Ops]]:
+    """Start contender ``name`` in the fresh directory ``home`` and open a session:
+    its client, the pid of its process tree, and the call of each of its workloads."""
+    home.mkdir(parents=True)  # noqa: ASYNC240 (before the contender starts)
+    env = {**os.environ, "WIREPROTO_HOME": str(home / "wireproto")}
+    kimi: tuple[list[str], list[str]] = ([], [])
+    cwd = home
+    if name in KIMI:
+        assert kimi_py is not None
+        wire, acp, kimi_env = kimi_setup(home, kimi_py, counts)
+        kimi, cwd = (wire, acp), home / "work"
+        env.update(kimi_env)
+    texts = {"prompt": "hello", "tool": "read hello.py"}
+    cmd = contender_cmd(name, home / "trace.jsonl", kimi)
+    async with open_contender(cmd, env, name.startswith("ws ")) as (stream, pid):
         client = Client(stream)
+        if name.startswith("kimi wire"):
+            await client.call("initialize", {"protocol_version": "1.9"})
+            yield client, pid, {w: ("prompt", {"user_input": texts[w]}) for w in counts}
+            return
         await client.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-        session, _ = await client.call("session/new", {"cwd": str(home), "mcpServers": []})
-        sid = session["sessionId"]
-        result = {}
-        if name != "translate":  # (the Wire side has no modes to set)
-            result["request"] = await timed(client, pid, "session/set_mode",
-                                            {"sessionId": sid, "modeId": "ask"},
-                                            counts["request"])
-        prompt = {"sessionId": sid, "prompt": [{"type": "text", "text": "hello"}]}
-        result["prompt"] = await timed(client, pid, "session/prompt", prompt,
-                                       counts["prompt"])
-    return result
+        new, _ = await client.call("session/new", {"cwd": str(cwd), "mcpServers": []})
+        sid = new["sessionId"]
+        ops: Ops = {}
+        if "request" in counts and name != "translate":  # (the Wire side has no modes)
+            ops["request"] = ("session/set_mode", {"sessionId": sid, "modeId": "ask"})
+        for workload in ("prompt", "tool"):
+            if workload in counts:
+                ops[workload] = ("session/prompt", {"sessionId": sid, "prompt": [
+                    {"type": "text", "text": texts[workload]}]})
+        yield client, pid, ops
 
 
-async def run(rounds: int, counts: dict[str, int]) -> dict[str, Any]:
-    got: dict[str, list[dict[str, dict[str, float]]]] = {n: [] for n in CONTENDERS}
+async def measure(name: str, counts: dict[str, int], home: Path
+                  ) -> dict[str, dict[str, float]]:
+    """One contender against the demo agent: each workload, in its own process tree."""
+    async with session(name, counts, home, None) as (client, pid, ops):
+        return {w: await timed(client, pid, *op, counts[w]) for w, op in ops.items()}
+
+
+async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: int,
+                      home: Path, kimi_py: str | None
+                      ) -> dict[str, list[dict[str, dict[str, float]]]]:
+    """Kimi directly, again directly (a control: how far two Kimi processes doing the
+    same work differ) and behind the relay, all alive, one call to each in turn (so
+    all see the same load); a round is a block of calls, its CPU read around it."""
+    got: dict[str, list[dict[str, dict[str, float]]]] = {n: [{} for _ in range(rounds)]
+                                                         for n in names}
+    async with contextlib.AsyncExitStack() as stack:
+        trees = {n: await stack.enter_async_context(
+            session(n, counts, home / str(i), kimi_py)) for i, n in enumerate(names)}
+        for workload in counts:
+            for client, _, ops in trees.values():
+                for _ in range(warmup(counts[workload])):
+                    await client.call(*ops[workload])
+            for r in range(rounds):
+                order = names if r % 2 == 0 else names[::-1]
+                before = {n: tree_cpu(trees[n][1]) for n in order}
+                samples: dict[str, list[float]] = {n: [] for n in order}
+                messages = 0
+                for _ in range(counts[workload] // rounds):
+                    for n in order:
+                        client, _, ops = trees[n]
+                        t0 = time.perf_counter()
+                        _, messages = await client.call(*ops[workload])
+                        samples[n].append(time.perf_counter() - t0)
+                for n in order:
+                    (cpu0, own0), (cpu, own) = before[n], tree_cpu(trees[n][1])
+                    calls = len(samples[n])
+                    got[n][r][workload] = {"latency": median(samples[n]),
+                                           "cpu": (cpu - cpu0) / calls,
+                                           "own_cpu": (own - own0) / calls,
+                                           "messages": float(messages + 1)}
+    return got
+
+
+async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
+              contenders: tuple[str, ...], kimi_py: str | None) -> dict[str, Any]:
+    got: dict[str, list[dict[str, dict[str, float]]]] = {n: [] for n in contenders}
+    demo = tuple(n for n in contenders if n in DEMO)
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(rounds):
-            order = CONTENDERS if r % 2 == 0 else CONTENDERS[::-1]
-            for name in order:
-                got[name].append(await measure(name, counts, Path(tmp) / f"{r}-{name}"))
+        for r in range(rounds["demo"]):
+            for name in demo if r % 2 == 0 else demo[::-1]:
+                got[name].append(await measure(name, counts["demo"],
+                                               Path(tmp) / f"{r}-{name.replace(' ', '-')}"))
+        for names in KIMI_SETS:
+            if names[0] in contenders:
+                got.update(await measure_set(names, counts["kimi"], rounds["kimi"],
+                                             Path(tmp) / names[0].replace(" ", "-"), kimi_py))
     out: dict[str, Any] = {}
-    for name in CONTENDERS:
-        direct = got[BASELINE.get(name, "direct")]
+    for name in contenders:
+        direct = got.get(BASELINE.get(name, "direct"), [])
         out[name] = {}
-        for workload in WORKLOADS:
+        for workload in ("request", "prompt", "tool"):
             rows = [row[workload] for row in got[name] if workload in row]
             if not rows:
                 continue
             summary = {key: median([row[key] for row in rows]) for key in rows[0]}
-            if name not in ("direct", "ws direct"):
+            if name not in ("direct", *BASELINE.values()):
                 pairs = list(zip(rows, [d[workload] for d in direct], strict=True))
                 summary["added_latency"] = median([a["latency"] - d["latency"] for a, d in pairs])
                 summary["cpu_ratio"] = median([a["cpu"] / d["cpu"] for a, d in pairs])
+                if "direct" not in name:  # the proxy process's own CPU against the direct tree
+                    summary["proxy_share"] = median([a["own_cpu"] / d["cpu"] for a, d in pairs])
+            if "direct" in name:
+                del summary["own_cpu"]  # (the agent's own: nothing to compare)
             out[name][workload] = summary
     return out
 
@@ -215,48 +377,67 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny counts (smoke test)")
     parser.add_argument("--json", action="store_true", help="print JSON only")
+    parser.add_argument("--only", choices=("demo", "kimi"),
+                        help="only the contenders against the demo agent, or against Kimi")
     args = parser.parse_args()
-    rounds, counts = (1, {"request": 30, "prompt": 10}) if args.quick else \
-        (5, {"request": 1000, "prompt": 400})
+    rounds, counts = ({"demo": 1, "kimi": 2}, {"demo": {"request": 30, "prompt": 10},
+                                               "kimi": {"prompt": 6, "tool": 6}}) \
+        if args.quick else ({"demo": 5, "kimi": 10}, {"demo": {"request": 1000, "prompt": 400},
+                                                      "kimi": {"prompt": 200, "tool": 200}})
+    contenders = {"demo": DEMO, "kimi": KIMI, None: DEMO + KIMI}[args.only]
+    skipped = {}
+    kimi_py, reason = kimi_python() if args.only != "demo" else (None, "")
+    if kimi_py is None and args.only != "demo":
+        skipped = {name: f"kimi-cli is not installed: {reason}" for name in KIMI}
+        contenders = tuple(name for name in contenders if name not in KIMI)
     info = machine_info()
-    results = anyio.run(run, rounds, counts)
-    targets = {
-        workload: {
-            "added_latency_per_message": results["relay+trace"][workload]["added_latency"] / 2,
-            "cpu_over_direct": results["relay+trace"][workload]["cpu_ratio"] - 1,
-        }
-        for workload in WORKLOADS
-    }
-    for target in targets.values():
-        target["met"] = (target["added_latency_per_message"] <= TARGET_LATENCY
-                         and target["cpu_over_direct"] <= TARGET_CPU)
+    results = anyio.run(run, rounds, counts, contenders, kimi_py)
+    targets = {}
+    for name in TRACED:
+        for workload, row in results.get(name, {}).items():
+            added = row["added_latency"] / 2  # (a round trip crosses the relay twice)
+            cpu = row["cpu_ratio"] - 1
+            control = results.get(name.replace("relay+trace", "direct again"), {})
+            targets[f"{name.removesuffix('relay+trace')}{workload}"] = {
+                "added_latency_per_message": added, "cpu_over_direct": cpu,
+                "proxy_share": row["proxy_share"],
+                # (Kimi: the same ratio between two direct Kimi processes, the noise)
+                "control_ratio": control[workload]["cpu_ratio"] if control else None,
+                "met": added <= TARGET_LATENCY and cpu <= TARGET_CPU}
     report = {"benchmark": "proxy", "machine": info, "caveats": CAVEATS,
-              "settings": {"rounds": rounds, **counts}, "results": results,
-              "targets": targets}
+              "settings": {"rounds": rounds, "counts": counts}, "results": results,
+              "skipped": skipped, "targets": targets}
     if args.json:
         emit(report)
         return
     print("Caveats:\n" + "\n".join(f"  - {c}" for c in CAVEATS))
     print(format_machine(info))
+    for name, why in skipped.items():
+        print(f"skipped {name}: {why}")
     rows = []
-    for workload in WORKLOADS:
-        for name in CONTENDERS:
+    for workload in ("request", "prompt", "tool"):
+        for name in contenders:
             r = results[name].get(workload)
             if r is None:
                 continue
             rows.append([f"{workload}: {name}", f"{r['messages']:.0f}", fmt_time(r["latency"]),
                          fmt_time(r["added_latency"]) if "added_latency" in r else "-",
                          fmt_time(r["cpu"]),
-                         f"{r['cpu_ratio']:.2f}x" if "cpu_ratio" in r else "-"])
+                         f"{r['cpu_ratio']:.2f}x" if "cpu_ratio" in r else "-",
+                         f"{fmt_time(r['own_cpu'])} ({r['proxy_share']:.0%})"
+                         if "proxy_share" in r else "-"])
     print(table(["workload: contender", "messages", "round trip (median)", "added",
-                 "CPU / operation", "CPU vs direct"], rows))
-    for workload, target in targets.items():
-        print(f"relay+trace, {workload}: at most {TARGET_LATENCY * 1e3:.1f} ms added per message: "
+                 "CPU / operation", "CPU vs direct", "proxy process (share)"], rows))
+    for key, target in targets.items():
+        print(f"relay+trace, {key}: at most {TARGET_LATENCY * 1e3:.1f} ms added per message: "
               f"{verdict(target['added_latency_per_message'] <= TARGET_LATENCY)} "
               f"({fmt_time(target['added_latency_per_message'])}; a round trip crosses the "
               f"relay twice); at most {TARGET_CPU:.0%} CPU over direct: "
               f"{verdict(target['cpu_over_direct'] <= TARGET_CPU)} "
-              f"({target['cpu_over_direct']:+.0%})")
+              f"({target['cpu_over_direct']:+.0%}; the proxy process itself "
+              f"{target['proxy_share']:+.0%}"
+              + (f"; two direct Kimis differ by {target['control_ratio'] - 1:+.0%})"
+                 if target["control_ratio"] is not None else ")"))
 
 
 if __name__ == "__main__":

@@ -171,16 +171,29 @@ def test_bench_proxy_json_shape() -> None:
     assert out["benchmark"] == "proxy"
     check_machine(out["machine"])
     results = out["results"]
+    kimi = {f"kimi {p} {c}" for p in ("wire", "acp")
+            for c in ("direct", "direct again", "relay+trace")}
+    # (Kimi's contenders run when kimi-cli is installed, as .ci/run does; else skipped, said why)
+    ran_kimi = not out["skipped"]
+    assert set(out["skipped"]) == (set() if ran_kimi else kimi)
+    assert all(isinstance(why, str) and why for why in out["skipped"].values())
     assert set(results) == {"direct", "relay", "relay+trace", "translate", "ws direct",
-                            "ws relay+trace"}
+                            "ws relay+trace"} | (kimi if ran_kimi else set())
     assert set(results["translate"]) == {"prompt"}
     assert set(results["direct"]) == set(results["relay+trace"]) == {"request", "prompt"}
     for name, workloads in results.items():
+        if name in kimi:
+            assert set(workloads) == {"prompt", "tool"}
         for row in workloads.values():
             assert positive(row["latency"]) and positive(row["cpu"])
-            assert row["messages"] >= 4
-            if name not in ("direct", "ws direct"):
+            assert row["messages"] >= 3
+            if name != "direct" and not name.endswith(" direct"):  # (compared with one)
                 assert positive(row["cpu_ratio"]) and math.isfinite(row["added_latency"])
-    assert set(out["targets"]) == {"request", "prompt"}
-    for target in out["targets"].values():
+            if "direct" not in name:  # a proxy
+                assert row["proxy_share"] >= 0 and math.isfinite(row["proxy_share"])
+    assert positive(results["relay+trace"]["prompt"]["proxy_share"])  # (the recording relay)
+    kimi_targets = {"kimi wire prompt", "kimi wire tool", "kimi acp prompt", "kimi acp tool"}
+    assert set(out["targets"]) == {"request", "prompt"} | (kimi_targets if ran_kimi else set())
+    for key, target in out["targets"].items():
         assert isinstance(target["met"], bool)
+        assert (target["control_ratio"] is None) == (not key.startswith("kimi"))

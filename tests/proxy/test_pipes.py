@@ -185,6 +185,26 @@ async def test_a_line_over_the_limit_is_dropped_and_the_next_one_passes(
     assert caplog.text.count("dropped: larger than 100 bytes") == 2
 
 
+async def test_whole_message_lines_read_together_are_one_batch_and_pass_unchanged() -> None:
+    batches = Batches()
+    sink = io.BytesIO()
+    chunks = [b'{"id":1}\n[2]\n{"id":3}\n',  # whole lines starting like messages
+              b'{"a":1}\n{"b":2}\n' + b'{"c":"' + b"x" * 60 + b'"}\n',  # (no line over 70)
+              b'{"\xc3\xa9":"\xc3\xa9"}\n{"bad":"\xff"}\n']  # the second not UTF-8
+    async with _pipes() as (front, back, ends), anyio.create_task_group() as tg:
+        tg.start_soon(lambda: relay_pipes(front, back, [batches, TraceWriter(sink)],
+                                          max_bytes=70))
+        for chunk in chunks:
+            os.write(ends.client_w, chunk)
+            assert await _read(ends.agent_r, len(chunk)) == chunk  # unchanged, in one piece
+        ends.close("agent_w")
+    assert batches.seen == [("send", chunk[:-1].split(b"\n")) for chunk in chunks]
+    lines = sink.getvalue().splitlines()
+    assert len(lines) == 8
+    assert lines[6].endswith(b'"msg":{"\xc3\xa9":"\xc3\xa9"}}')
+    assert lines[7].endswith(b'"text":"{\\"bad\\":\\"\xef\xbf\xbd\\"}"}')  # quoted, replaced
+
+
 async def test_only_streams_over_descriptors_are_pumped_by_threads() -> None:
     client_end, front = memory_pair()
     async with _pipes() as (_, back, _ends), client_end, front:

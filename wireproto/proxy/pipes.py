@@ -13,11 +13,15 @@ A read brings a *chunk*, often one message, sometimes several or part of one.
 The pump forwards every complete line of it unchanged, in one write, after
 showing its messages (its non-blank lines, ``\\r\\n`` or ``\\n`` removed) to
 the observers as one batch; the bytes after the last newline wait for the
-rest of their line. The observers of both directions are called under one
-lock, never concurrently, each batch stamped with one :func:`time.monotonic`
-reading (a :class:`~wireproto.proxy.trace.TraceWriter` writes a batch's trace
-lines with one system call, and they reach the operating system before the
-peer sees the messages).
+rest of their line. The usual chunk, whole lines that each start like a
+message, takes a short path inline (a few checks over the whole chunk, no
+Python per line): between two messages of a real agent the caches go cold,
+and every bytecode run per chunk then costs CPU. The observers of both
+directions are called under one lock, never concurrently, each batch
+stamped with one :func:`time.monotonic` reading (a
+:class:`~wireproto.proxy.trace.TraceWriter` writes a batch's trace lines
+with one system call, and they reach the operating system before the peer
+sees the messages).
 
 A line over ``max_bytes`` is dropped with a warning and not forwarded, as the
 framed transports do; an unterminated last line is forwarded, with a
@@ -42,6 +46,7 @@ import anyio.to_thread
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.proxy.relay import Direction, Observer, Observers
+from wireproto.proxy.trace import _PLAIN, plain_lines
 from wireproto.transports._framed import READ_SIZE, FramedStream
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream
 
@@ -50,7 +55,6 @@ __all__ = ["relay_pipes"]
 log = logging.getLogger(__name__)
 
 _ENDED = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError)
-_PLAIN = frozenset((b"{", b"["))  # how a message starts when it is not blank
 
 
 def _filled(line: bytes) -> bool:
@@ -104,7 +108,9 @@ class _Pump:
             log.debug("relay: the pump to the %s ended: %s", self._to, exc)
 
     def _pump(self) -> None:
-        src, wake, poll = self.src, self._wake_r, self._reading.poll
+        src, dst, wake, poll, read, write = (self.src, self.dst, self._wake_r,
+                                             self._reading.poll, os.read, os.write)
+        show, direction, limit = self.observe, self.direction, self.max_bytes
         pending: list[bytes] = []  # the start of an unterminated line
         size = 0
         discarding = False  # inside a line over max_bytes
@@ -117,13 +123,23 @@ class _Pump:
             elif self._woken:  # (an input that never pauses does not hold off a stop)
                 return
             try:
-                chunk = os.read(src, READ_SIZE)
+                chunk = read(src, READ_SIZE)
             except BlockingIOError:  # (a spurious wake-up)
                 full = False
                 continue
             full = len(chunk) == READ_SIZE
-            if not size and chunk[-1:] == b"\n" and not discarding:
-                data = chunk  # the usual case: whole lines
+            if not size and chunk[-1:] == b"\n" and not discarding:  # whole lines
+                body = chunk[:-1]
+                if len(chunk) <= limit and plain_lines(body):  # the usual case, inline:
+                    show(direction, body.split(b"\n"))  # whole messages, nothing to strip
+                    try:
+                        written = write(dst, chunk)
+                    except BlockingIOError:  # the reader is behind: wait for room
+                        written = 0
+                    if written == len(chunk) or self._write_rest(memoryview(chunk)[written:]):
+                        continue
+                    return
+                data = chunk
             elif not chunk:  # the end: deliver an unterminated last line
                 if size:
                     self._forward(b"".join(pending) + b"\n")

@@ -15,7 +15,10 @@ before the messages are passed on, so a trace survives a crash.
 
 from __future__ import annotations
 
+import io
+import os
 import time
+from collections.abc import Callable
 from typing import BinaryIO
 
 import msgspec
@@ -26,6 +29,8 @@ __all__ = ["TraceWriter"]
 
 _encode = msgspec.json.Encoder().encode
 _check = msgspec.json.Decoder(msgspec.Raw).decode  # checks the syntax, builds nothing
+_check_lines = msgspec.json.Decoder(msgspec.Raw).decode_lines
+_PLAIN = frozenset((b"{", b"["))  # how a message starts when it is not blank
 
 
 class TraceWriter:
@@ -39,26 +44,30 @@ class TraceWriter:
     def __init__(self, sink: BinaryIO) -> None:
         self.sink = sink
         self._t0 = time.monotonic()
+        self._write = _direct(sink)
 
     def __call__(self, message: RelayedMessage) -> None:
         self.record(message.direction.value, message.data, message.time)
 
     def record(self, direction: str, message: bytes, at: float | None = None) -> None:
         """Write one trace line for ``message`` going in ``direction`` (read at ``at``)."""
-        self.sink.write(self._line(direction, message, time.monotonic() if at is None else at))
-        self.sink.flush()
+        self._write(self._line(direction, message, time.monotonic() if at is None else at))
 
     def batch(self, direction: str, messages: list[bytes], at: float) -> None:
         """Write the lines of ``messages``, read together at ``at``, with one flush."""
         t = b'{"t":%.6f' % (at - self._t0)
         as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        joined = b"\n".join(messages)
+        if plain_lines(joined) and _all_json(joined, messages):  # (the usual batch)
+            head = t + as_msg
+            self._write(b"".join((head, (b"}\n" + head).join(messages), b"}\n")))
+            return
         parts: list[bytes] = []
         for message in messages:
             body = message.rstrip(b"\r\n")
             parts += (t, as_msg, body, b"}\n") if _is_json(body) else \
                 (t, as_text, _encode(body.decode("utf-8", "replace")), b"}\n")
-        self.sink.write(b"".join(parts))
-        self.sink.flush()
+        self._write(b"".join(parts))
 
     def _line(self, direction: str, message: bytes, at: float) -> bytes:
         body = message.rstrip(b"\r\n")
@@ -67,6 +76,45 @@ class TraceWriter:
             return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_msg, body)
         text = _encode(body.decode("utf-8", "replace"))
         return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_text, text)
+
+
+def _direct(sink: BinaryIO) -> Callable[[bytes], None]:
+    """How to write ``data`` to ``sink`` and flush it: one ``os.write`` to the
+    file under a buffered file (after what others wrote to it: flushing an empty
+    buffer writes nothing), else write and flush."""
+    fd = sink.fileno() if isinstance(sink, io.BufferedWriter) else -1
+    flush = sink.flush
+
+    def write_flush(data: bytes) -> None:
+        sink.write(data)
+        flush()
+
+    def write_fd(data: bytes) -> None:
+        flush()
+        written = os.write(fd, data)
+        while written < len(data):  # (a full disk raises; a short write is rare)
+            written += os.write(fd, memoryview(data)[written:])
+
+    return write_flush if fd < 0 else write_fd
+
+
+def plain_lines(data: bytes) -> bool:
+    """Whether every line of ``data`` starts like a JSON-RPC message (``{`` or ``[``: none
+    is blank), with no ``\\r``: messages to pass on as they are, split at ``\\n``."""
+    return (data[:1] in _PLAIN and b"\r" not in data
+            and data.count(b"\n") == data.count(b"\n{") + data.count(b"\n["))
+
+
+def _all_json(joined: bytes, messages: list[bytes]) -> bool:
+    """Whether each of ``messages``, plain lines joined with ``\\n``, is one JSON value
+    whose strings are valid UTF-8 (what :func:`_is_json` says of each, in one pass:
+    the values found must be the messages themselves, length for length)."""
+    try:
+        if not joined.isascii():
+            joined.decode()
+        return list(map(len, _check_lines(joined))) == list(map(len, messages))
+    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+        return False
 
 
 def _is_json(body: bytes) -> bool:
