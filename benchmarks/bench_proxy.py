@@ -205,12 +205,15 @@ def tree_cpu(pid: int) -> tuple[float, float]:
             try:
                 with open(f"/proc/{current}/task/{task}/schedstat", encoding="ascii") as f:
                     ns = int(f.read().split()[0])
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as f:
-                    todo.extend(int(c) for c in f.read().split())
             except (OSError, ValueError, IndexError):
                 continue  # a thread that just ended
             total += ns
             own += ns if current == pid else 0
+            try:
+                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as f:
+                    todo.extend(int(c) for c in f.read().split())
+            except (OSError, ValueError):
+                pass  # (ended since: no children to count)
     return total / 1e9, own / 1e9
 
 
@@ -322,12 +325,12 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
                 order = names if r % 2 == 0 else names[::-1]
                 before = {n: tree_cpu(trees[n][1]) for n in order}
                 samples: dict[str, list[float]] = {n: [] for n in order}
-                messages = 0
+                messages = dict.fromkeys(order, 0)
                 for _ in range(counts[workload] // rounds):
                     for n in order:
                         client, _, ops = trees[n]
                         t0 = time.perf_counter()
-                        _, messages = await client.call(*ops[workload])
+                        _, messages[n] = await client.call(*ops[workload])
                         samples[n].append(time.perf_counter() - t0)
                 for n in order:
                     (cpu0, own0), (cpu, own) = before[n], tree_cpu(trees[n][1])
@@ -335,7 +338,7 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
                     got[n][r][workload] = {"latency": median(samples[n]),
                                            "cpu": (cpu - cpu0) / calls,
                                            "own_cpu": (own - own0) / calls,
-                                           "messages": float(messages + 1)}
+                                           "messages": float(messages[n] + 1)}
     return got
 
 

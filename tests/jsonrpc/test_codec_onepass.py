@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec import UNSET
 
+from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._onepass import HEAD, Plan
 from wireproto.jsonrpc.codec import (
@@ -562,3 +563,48 @@ def test_a_router_holds_its_decoders_weakly() -> None:
     router.add("a", _handler, Square)  # (tells no one)
     fresh = Decoder(ACP_DIALECT, router).decode(_call("a", {"side": 2}, 1))
     assert isinstance(fresh, Call) and fresh.params == Square(side=2.0)
+
+
+class _Hook:
+    """A dec_hook that is not hashable (a dataclass-like callable with __eq__)."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Hook)
+
+    def __call__(self, type_: type, obj: Any) -> Any:
+        return color_hook(type_, obj)
+
+
+def test_an_unhashable_dec_hook_decodes_results_without_being_kept() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router())
+    decoder.expect(1, Paint, _Hook())  # not kept: the result stays raw for decode_result
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"color":"red"}}')
+    assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
+    assert decoder.decode_result(msg.result, Paint, _Hook()) == Paint(color=Color("red"))
+
+
+def test_typed_decoders_kept_are_bounded() -> None:
+    decoder = Decoder(ACP_DIALECT, make_router())
+    raw = msgspec.Raw(b'{"color":"red"}')
+    for _ in range(200):  # a new hook each time, as a closure per request would be
+        decoder.expect(1, Paint, lambda t, o: color_hook(t, o))
+        assert decoder.decode_result(raw, Paint, lambda t, o: color_hook(t, o)) == Paint(
+            color=Color("red"))
+    assert len(decoder._typed) <= 64 and len(decoder._answers) <= 64
+
+
+def test_a_subclass_decode_is_the_one_called() -> None:
+    seen: list[bytes] = []
+
+    class Logging(Decoder):
+        def decode(self, data: Any) -> Any:
+            seen.append(bytes(data))
+            return super().decode(data)
+
+    decoder = Logging(ACP_DIALECT, make_router())
+    line = _call("a", {"x": 1}, 1)
+    msg = decoder.decode(line)
+    assert seen == [line]
+    assert isinstance(msg, Call if FAST_PATHS else Request)  # (super's takes the fast path too)

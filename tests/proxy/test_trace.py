@@ -62,3 +62,25 @@ def test_what_others_wrote_to_a_buffered_file_comes_before_the_batch(tmp_path: P
         writer.batch("send", [b'{"id":1}'], writer._t0)
         assert (tmp_path / "trace.jsonl").read_bytes().splitlines() == [
             b"# written by another", b'{"t":0.000000,"dir":"send","msg":{"id":1}}']
+
+
+def test_a_buffered_sink_over_a_stream_without_a_file_gets_its_lines_through_it() -> None:
+    """Only a buffered file's descriptor is written to directly; another
+    buffered stream (compressed, a socket's, in memory) gets write and flush."""
+    raw = io.BytesIO()
+    sink = io.BufferedWriter(raw)  # type: ignore[arg-type]  # (BytesIO has no descriptor)
+    writer = TraceWriter(sink)
+    writer.batch("recv", [b'{"id":2}'], writer._t0)
+    assert raw.getvalue() == b'{"t":0.000000,"dir":"recv","msg":{"id":2}}\n'
+
+
+def test_a_new_sink_takes_the_lines_that_follow(tmp_path: Path) -> None:
+    first, second = io.BytesIO(), tmp_path / "second.jsonl"
+    writer = TraceWriter(first)
+    writer.record("send", b'{"id":1}', writer._t0)
+    with second.open("wb") as file:
+        writer.sink = file
+        writer.record("send", b'{"id":2}', writer._t0)
+        assert writer.sink is file
+    assert first.getvalue().count(b"\n") == 1
+    assert second.read_bytes() == b'{"t":0.000000,"dir":"send","msg":{"id":2}}\n'

@@ -213,7 +213,8 @@ class _Envelope(msgspec.Struct):
 
 
 class IncomingResponse(msgspec.Struct):
-    """A decoded response: ``result`` stays raw until the caller decodes it."""
+    """A decoded response: ``result`` stays raw until the caller decodes it (or,
+    for the response :meth:`Decoder.expect` names, holds it decoded already)."""
 
     id: Id
     result: msgspec.Raw | UnsetType = UNSET
@@ -229,6 +230,9 @@ a decoder with a table) has them decoded, and is a notification when its
 _EMPTY_OBJECT = msgspec.Raw(b"{}")
 _ANSWERS = ("result", "error")
 _NULL = msgspec.Raw(b"null")
+_MAX_KEPT = 64
+"""Typed decoders a :class:`Decoder` keeps per kind (the oldest is dropped beyond: a new
+hook per request must not grow it without end)."""
 
 
 def too_deep() -> msgspec.ValidationError:
@@ -321,8 +325,9 @@ class Decoder:
         # decode function reads: expect sets it without a call)
         self._expected: list[tuple[Id, Callable[[Data], Any]] | None] = [None]
         decode, self._use = self._one_pass()
-        if FAST_PATHS:  # (otherwise the method: two passes)
-            self.decode = decode  # type: ignore[method-assign,assignment]
+        self._decode = decode if FAST_PATHS else self._two_pass
+        if type(self).decode is Decoder.decode:  # (a subclass's own decode is kept)
+            self.decode = self._decode  # type: ignore[method-assign,assignment]
         self.table = table
 
     @property
@@ -357,7 +362,7 @@ class Decoder:
                 carries the answer (``reply`` is false when the protocol
                 wants only a log line).
         """
-        return self._two_pass(data)
+        return self._decode(data)
 
     def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[..., None]]:
         """The decode function of the fast paths, and how to change its decoders.
@@ -423,7 +428,7 @@ class Decoder:
             self._use(_no_plan, _no_plan)
             raise LookupError("no one-pass plan")  # (two passes)
         self._use(plan.typed_decode, self._answer)
-        return self.decode(data)
+        return self._decode(data)
 
     def _build(self) -> Plan | None:
         if not FAST_PATHS:
@@ -468,6 +473,8 @@ class Decoder:
                 except Exception:  # (msgspec cannot decode the type: the raw result it is)
                     return
                 self._answers[result_type, dec_hook] = decoder.decode
+                if len(self._answers) > _MAX_KEPT:
+                    del self._answers[next(iter(self._answers))]
                 self._expected[0] = (id, decoder.decode)
         except TypeError:  # (an unhashable type: the raw result it is)
             self._expected[0] = None
@@ -485,7 +492,7 @@ class Decoder:
                 repaired = _repair_utf8(data) if d.replace_invalid_utf8 else None
                 if repaired is None:
                     raise InvalidMessage(ErrorCode.PARSE_ERROR, d.parse_error) from exc
-                return self.decode(repaired)
+                return self._decode(repaired)
             if env.jsonrpc is UNSET:
                 if d.require_jsonrpc:
                     raise InvalidMessage(ErrorCode.INVALID_REQUEST, d.invalid_request)
@@ -564,9 +571,14 @@ class Decoder:
 
     def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
         key = type_ if dec_hook is None else (type_, dec_hook)
-        dec = self._typed.get(key)
+        try:
+            dec = self._typed.get(key)
+        except TypeError:  # an unhashable type or hook: not kept
+            return msgspec.json.Decoder(type_, dec_hook=dec_hook)
         if dec is None:
             dec = self._typed[key] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
+            if len(self._typed) > _MAX_KEPT:
+                del self._typed[next(iter(self._typed))]
         return dec
 
     def _decode_typed(self, raw: msgspec.Raw, type_: Any, dec_hook: DecHook | None) -> Any:

@@ -44,6 +44,15 @@ class TraceWriter:
     def __init__(self, sink: BinaryIO) -> None:
         self.sink = sink
         self._t0 = time.monotonic()
+
+    @property
+    def sink(self) -> BinaryIO:
+        """Where the trace lines go (each line or batch flushed at once)."""
+        return self._sink
+
+    @sink.setter
+    def sink(self, sink: BinaryIO) -> None:
+        self._sink = sink
         self._write = _direct(sink)
 
     def __call__(self, message: RelayedMessage) -> None:
@@ -80,9 +89,10 @@ class TraceWriter:
 
 def _direct(sink: BinaryIO) -> Callable[[bytes], None]:
     """How to write ``data`` to ``sink`` and flush it: one ``os.write`` to the
-    file under a buffered file (after what others wrote to it: flushing an empty
-    buffer writes nothing), else write and flush."""
-    fd = sink.fileno() if isinstance(sink, io.BufferedWriter) else -1
+    file descriptor under a buffered file (after what others wrote to it:
+    flushing an empty buffer writes nothing), else write and flush."""
+    plain_file = isinstance(sink, io.BufferedWriter) and isinstance(sink.raw, io.FileIO)
+    fd = sink.fileno() if plain_file else -1
     flush = sink.flush
 
     def write_flush(data: bytes) -> None:

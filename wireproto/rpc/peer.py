@@ -426,7 +426,9 @@ class Peer:
             on_sent: called once the request is queued for writing: any
                 message queued after that call is written after it (e.g.
                 to send a cancellation that must follow the request).
-            dec_hook: the msgspec ``dec_hook`` for custom types in ``result_type``.
+            dec_hook: the msgspec ``dec_hook`` for custom types in ``result_type``;
+                it may run in the reader's task (the one-pass decode), so it must
+                be quick, free of side effects and not read context variables.
             lenient: called with the raw result when the strict decode into
                 ``result_type`` fails; what it returns or raises is final
                 (e.g. a protocol's leniency rules and its own error text).
