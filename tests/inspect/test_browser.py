@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +38,15 @@ def opened(page: Any, url: str, state: str = "running") -> Any:
 
 
 def prompt(page: Any, text: str) -> None:
+    """Type ``text`` and send it: the page takes a prompt (and empties the box) only once the
+    session it opens on an ACP agent exists, which may come after "running"."""
     page.fill("#prompt", text)
+    deadline = time.monotonic() + WAIT / 1000
     page.press("#prompt", "Enter")
+    while page.input_value("#prompt"):
+        assert time.monotonic() < deadline, f"the inspector never took the prompt {text!r}"
+        page.wait_for_timeout(50)
+        page.press("#prompt", "Enter")
 
 
 def agent_text(page: Any) -> Any:
