@@ -226,7 +226,6 @@ class _Shape:
 
     def __init__(self, specs: list[ParamsSpec], require_jsonrpc: bool) -> None:
         chosen, hook = _choose(specs)
-        self.hook = hook
         self.chosen = tuple(chosen)
         jsonrpc: Any = (
             ("jsonrpc", Literal["2.0"])

@@ -108,9 +108,8 @@ class _Pump:
             log.debug("relay: the pump to the %s ended: %s", self._to, exc)
 
     def _pump(self) -> None:
-        src, dst, wake, poll, read, write = (self.src, self.dst, self._wake_r,
-                                             self._reading.poll, os.read, os.write)
-        show, direction, limit = self.observe, self.direction, self.max_bytes
+        src, wake, poll, read = self.src, self._wake_r, self._reading.poll, os.read
+        show, send, direction, limit = self.observe, self._send, self.direction, self.max_bytes
         pending: list[bytes] = []  # the start of an unterminated line
         size = 0
         discarding = False  # inside a line over max_bytes
@@ -132,11 +131,7 @@ class _Pump:
                 body = chunk[:-1]
                 if len(chunk) <= limit and plain_lines(body):  # the usual case, inline:
                     show(direction, body.split(b"\n"))  # whole messages, nothing to strip
-                    try:
-                        written = write(dst, chunk)
-                    except BlockingIOError:  # the reader is behind: wait for room
-                        written = 0
-                    if written == len(chunk) or self._write_rest(memoryview(chunk)[written:]):
+                    if send(chunk):
                         continue
                     return
                 data = chunk
@@ -181,6 +176,10 @@ class _Pump:
             data = b"".join(m + b"\n" for m in messages)
         if messages:
             self.observe(self.direction, messages)
+        return self._send(data)
+
+    def _send(self, data: bytes) -> bool:
+        """Write ``data`` to the reader; ``False`` when woken while writing."""
         try:
             written = os.write(self.dst, data)
         except BlockingIOError:  # the reader is behind (dst is non-blocking): wait for room

@@ -107,16 +107,6 @@ T = TypeVar("T")
 _ANY: Any = Any  # the default result_type: raw JSON values
 
 
-def _decoded(response: IncomingResponse | BaseException | None) -> bool:
-    """Whether ``response`` holds its result decoded (:meth:`Decoder.expect`)."""
-    return (
-        type(response) is not IncomingResponse
-        and isinstance(response, IncomingResponse)
-        and response.error is None
-        and not isinstance(response.result, msgspec.Raw)
-    )
-
-
 def _unanswered(method: str) -> ConnectionClosed:
     """What a request fails with when the connection ends without its answer.
 
@@ -490,7 +480,7 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
-            if expecting and not _decoded(slot.response):  # (else it ended the expectation)
+            if expecting:  # (no other request can hold it while this one is pending)
                 self._decoder.expect(None)
             if sent and slot.response is None:
                 await self._send_cancel(rid)
@@ -498,9 +488,8 @@ class Peer:
         if not isinstance(response, IncomingResponse) or response.error is not None:
             raise_failure(response)
         result = response.result
-        if _decoded(response):  # with the envelope (expect)
+        if not isinstance(result, msgspec.Raw):  # decoded with the envelope (Decoder.expect)
             return result  # type: ignore[return-value]
-        assert isinstance(result, msgspec.Raw)
         try:
             return self._decoder.decode_result(result, result_type, dec_hook)
         except msgspec.DecodeError as exc:  # includes ValidationError
