@@ -123,6 +123,33 @@ def time_per_call(fn: Callable[[], object], number: int, repeat: int) -> list[fl
     return samples
 
 
+def calls(fn: Callable[[bytes], object]) -> Callable[[bytes, int], object]:
+    """A loop calling ``fn(data)`` ``number`` times (for :func:`time_loop`)."""
+
+    def loop(data: bytes, number: int) -> object:
+        for _ in range(number):
+            fn(data)
+        return None
+
+    return loop
+
+
+def time_loop(
+    loop: Callable[[bytes, int], object], data: bytes, number: int, repeat: int
+) -> list[float]:
+    """CPU seconds per message of ``loop(data, number)``, one sample per repeat.
+
+    As :func:`time_per_call`, for a loop that handles ``number`` messages
+    itself (nothing but the contender's own code runs per message).
+    """
+    samples = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        loop(data, number)
+        samples.append((time.process_time() - t0) / number)
+    return samples
+
+
 def run_contender(script: str, args: Sequence[str], timeout: float = 600.0) -> dict[str, Any]:
     """Run ``benchmarks/<script>`` in a fresh Python process and parse its JSON output.
 

@@ -11,7 +11,8 @@ this process, so other load on the machine stretches the times less):
 
 * ``acp_sdk``: the SDK's decode (``json.loads`` + ``model_validate``);
 * ``sdk_json_loads``: only its ``json.loads``;
-* ``wireproto``: the peer's decode path (``codec_wireproto.py``);
+* ``wireproto``: the peer's decode path, as its read loop runs it
+  (``codec_wireproto.py``: ``read`` / ``read_result``);
 * ``msgspec_builtins``: ``msgspec.json.decode`` to dicts, no validation;
 * ``msgspec_one_call``: the best case for msgspec typed decoding: one
   ``Decoder.decode`` call straight into an envelope Struct whose params /
@@ -20,6 +21,10 @@ this process, so other load on the machine stretches the times less):
 
 The last column is the SDK's time divided by ``msgspec_one_call``'s: the
 highest decode ratio any msgspec-based codec could show for that message.
+Each is timed as a loop of ``number`` messages with nothing else per
+message: a plain ``for`` calling the decode function, or for wireproto the
+peer's read loop step (see ``codec_wireproto.py``).
+
 Not a test: no timing is asserted anywhere.
 """
 
@@ -35,7 +40,7 @@ from typing import Any, Literal
 import codec_acp_sdk as sdk
 import codec_wireproto as ours
 import msgspec
-from _common import calibrate, format_machine, geomean, machine_info, median, table
+from _common import calibrate, calls, format_machine, geomean, machine_info, median, table
 from _messages import KINDS, MESSAGES
 from msgspec import UNSET, UnsetType
 
@@ -75,30 +80,30 @@ def main() -> int:
         "wireproto_bytes": {c: ours.ENCODER.encode(ours.prepare(c, m))[:-1]
                             for c, m in MESSAGES.items()},
     }
-    contenders: dict[str, Callable[[str], Callable[[bytes], Any]]] = {
-        "acp_sdk": lambda case: sdk.CONTENDER.decoders[case],
-        "sdk_json_loads": lambda case: _sdk_loads,
-        "wireproto": lambda case: ours.CONTENDER.decoders[case],
-        "msgspec_builtins": lambda case: msgspec.json.Decoder().decode,
-        "msgspec_one_call": lambda case: _one_call_decoder(case).decode,
+    Loop = Callable[[bytes, int], object]
+    contenders: dict[str, Callable[[str], Loop]] = {
+        "acp_sdk": lambda case: calls(sdk.CONTENDER.decoders[case]),
+        "sdk_json_loads": lambda case: calls(_sdk_loads),
+        "wireproto": lambda case: ours.LOOPS[case],
+        "msgspec_builtins": lambda case: calls(msgspec.json.Decoder().decode),
+        "msgspec_one_call": lambda case: calls(_one_call_decoder(case).decode),
     }
     results: dict[str, Any] = {}
     for variant, lines in inputs.items():
         for case, line in lines.items():
-            fns = {name: make(case) for name, make in contenders.items()}
-            for fn in fns.values():
-                fn(line)  # warm up, and fail loudly on any decode error
+            loops = {name: make(case) for name, make in contenders.items()}
+            for loop in loops.values():
+                loop(line, 1)  # warm up, and fail loudly on any decode error
             numbers = {
-                n: calibrate(lambda fn=fn, line=line: fn(line), args.target)
-                for n, fn in fns.items()
+                n: calibrate(lambda loop=loop, line=line: loop(line, 1), args.target)
+                for n, loop in loops.items()
             }
-            rounds: dict[str, list[float]] = {n: [] for n in fns}
+            rounds: dict[str, list[float]] = {n: [] for n in loops}
             for _ in range(args.rounds):
-                for name, fn in fns.items():
+                for name, loop in loops.items():
                     number = numbers[name]
                     t0 = time.process_time()  # (CPU time: see _common.time_per_call)
-                    for _ in range(number):
-                        fn(line)
+                    loop(line, number)
                     rounds[name].append((time.process_time() - t0) / number)
             ceiling = median([a / b for a, b in zip(rounds["acp_sdk"], rounds["msgspec_one_call"],
                                                      strict=True)])

@@ -1,29 +1,43 @@
 """Codec contender: wireproto's JSON-RPC codec + the generated ACP msgspec Structs.
 
-* decode, requests and notifications: exactly what the peer's reader does
-  to decode one. A ``Router`` holds the methods as the ACP adapter registers
-  them (params Struct, ``dec_hook=acp.codec.dec_hook``, lenient fallback);
-  ``Decoder(ACP_DIALECT, router).decode`` validates the envelope and, in the
-  same msgspec call, the params into a ``Call``: the peer hands its
-  ``params`` to the handler as they are (an attribute, read by the
-  dispatch, as is the route the peer looks up for every message: neither is
-  timed, and no more decoding happens after this call; a message the one
-  pass left to two would fail the benchmark's check, see ``to_plain``);
+* decode, requests and notifications: exactly what the peer's read loop
+  (``Peer._read_loop``) does to decode one. A ``Router`` holds the methods
+  as the ACP adapter registers them (params Struct,
+  ``dec_hook=acp.codec.dec_hook``, lenient fallback); per message the loop
+  calls ``Decoder.fast[0]`` (read from the list each time), which while no
+  response is expected is msgspec's own decode of the router's union:
+  envelope and params in one C call, into a ``Call``, with no Python frame
+  around it; what it refuses would go to ``Decoder.decode_refused`` (never
+  here). The peer hands ``Call.params`` to the handler as they are (an
+  attribute, read by the dispatch, as is the route the peer looks up for
+  every message: neither is timed, and no more decoding happens; a message
+  the one pass left to two would fail the benchmark's check, see
+  ``to_plain``);
 * decode, responses: what the peer does for a request alone in flight:
-  ``Decoder.expect(id, InitializeResponse, dec_hook)`` (``Peer.request``,
-  before sending it), then ``Decoder.decode`` (the envelope and the result
-  Struct in one msgspec call; decoding it ends the expectation, so the
-  peer has nothing to undo); the adapter's leniency only if that strict decode fails, as
-  ``Peer.request(lenient=...)``: it never does here;
+  what ``Decoder.expect(id, InitializeResponse, dec_hook)`` does, inline as
+  ``Peer.request`` does it before sending the request (``fast[0] =
+  expecting[InitializeResponse, dec_hook]``, ``expected_id[0] = id``),
+  then the same read loop step, where ``fast[0]`` is
+  now the function that tells the expected response from a call and
+  decodes it, envelope and result Struct, in one msgspec call (decoding it
+  ends the expectation; ``Peer.request`` then only tests that a response
+  came, in its ``finally``: not timed); the adapter's leniency only if that
+  strict decode fails, as ``Peer.request(lenient=...)``: it never does here;
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
   Struct, written by ``wireproto.jsonrpc.codec.Encoder`` into its reused
   buffer with the trailing newline.
+
+Decoding is timed as ``read(data, number)`` / ``read_result(data, number)``
+(``CONTENDER.decode_loops``): the read loop's steps inline, ``number``
+times, as the peer runs them (a wrapper function per message would add a
+Python frame the peer does not have).
 
 Run by ``bench_codec.py``.
 """
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 from typing import Any
 
@@ -33,6 +47,7 @@ from _messages import KINDS, MESSAGES
 
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema
+from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder, Encoder, IncomingResponse
 from wireproto.jsonrpc.messages import Notification, Request, Response
 from wireproto.rpc.router import Router
@@ -73,20 +88,48 @@ def prepare(case: str, message: dict[str, Any]) -> Request | Notification | Resp
     return Notification(method=message["method"], params=params)
 
 
-def decode_result(
-    data: bytes,
-    expect: Any = DECODER.expect,
-    decode: Any = DECODER.decode,
-    hook: Any = acp_codec.dec_hook,
-) -> Any:
-    """A response line -> the response holding its result Struct.
+def read(data: bytes, number: int = 1, decoder: Decoder = DECODER) -> Any:
+    """Decode ``data`` ``number`` times as the peer's read loop does; the last message.
 
-    As the peer does for a request alone in flight: ``expect`` (in
-    ``Peer.request``, before it is sent), then ``decode`` (its reader),
-    which ends the expectation as it decodes that response.
+    The loop's steps (``Peer._read_loop``), nothing added: ``fast[0]`` read
+    per message, its call, and the fallback for what it refuses.
     """
-    expect(RESULT_ID, RESULT, hook)
-    return decode(data)
+    fast = decoder.fast
+    refused = decoder.decode_refused
+    msg: Any = None
+    for _ in range(number):
+        try:
+            msg = fast[0](data)
+        except InvalidMessage:
+            raise
+        except Exception:  # most likely a response
+            msg = refused(data)
+    return msg
+
+
+def read_result(
+    data: bytes, number: int = 1, decoder: Decoder = DECODER, hook: Any = acp_codec.dec_hook
+) -> Any:
+    """A response line -> the response holding its result Struct, ``number`` times.
+
+    As the peer does for a request alone in flight: what ``Decoder.expect``
+    does, inline (in ``Peer.request``, before it is sent: two stores and a
+    dict look-up), then the read loop's step, which ends the expectation as
+    it decodes that response.
+    """
+    fast = decoder.fast
+    refused = decoder.decode_refused
+    msg: Any = None
+    for _ in range(number):
+        decoder.fast[0] = decoder.expecting[RESULT, hook]  # (Peer.request: Decoder.expect inline)
+        decoder.expected_id[0] = RESULT_ID
+        try:
+            msg = fast[0](data)
+        except InvalidMessage:
+            raise
+        except Exception:
+            msg = refused(data)
+    return msg
 
 
 def to_plain(decoded: Any) -> Any:
@@ -103,20 +146,22 @@ def to_plain(decoded: Any) -> Any:
     return msgspec.to_builtins(decoded.result)
 
 
+LOOPS = {case: read_result if KINDS[case] == "response" else read for case in MESSAGES}
+
 CONTENDER = Contender(
     name="wireproto",
     version=f"wireproto {metadata.version('wireproto')}, msgspec {metadata.version('msgspec')}",
     validates=True,
     prepare=prepare,
     encode=ENCODER.encode,
-    decoders={
-        case: decode_result if KINDS[case] == "response" else DECODER.decode for case in MESSAGES
-    },
+    decoders={case: functools.partial(loop, number=1) for case, loop in LOOPS.items()},
     to_plain=to_plain,
     notes=[
-        "calls: Decoder(ACP_DIALECT, router).decode, as the peer's reader does (a Call); "
-        "results: expect + decode, as for a request alone in flight; Encoder.encode"
+        "calls: the peer's read loop step, Decoder.fast[0] (msgspec's decode of the router's "
+        "union: a Call); results: expect + that step, as for a request alone in flight; "
+        "Encoder.encode"
     ],
+    decode_loops=dict(LOOPS),
 )
 
 if __name__ == "__main__":

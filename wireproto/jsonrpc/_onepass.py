@@ -31,7 +31,19 @@ import msgspec
 from msgspec import UNSET, UnsetType
 from msgspec import inspect as mi
 
-__all__ = ["HEAD", "Call", "DecHook", "ParamsSpec", "ParamsTable", "Plan", "answer_decoder"]
+from wireproto.errors import InvalidMessage
+
+__all__ = [
+    "HEAD",
+    "Call",
+    "DecHook",
+    "ParamsSpec",
+    "ParamsTable",
+    "Paths",
+    "Plan",
+    "answer_decoder",
+    "no_plan",
+]
 
 DecHook = Callable[[type, Any], Any]
 """A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
@@ -39,6 +51,8 @@ DecHook = Callable[[type, Any], Any]
 HEAD = 256
 """A call's ``"method"`` key is looked for in this many leading bytes."""
 _NULL = msgspec.Raw(b"null")
+Data = bytes | bytearray | memoryview
+Decode = Callable[[Data], Any]
 
 
 class ParamsSpec(NamedTuple):
@@ -322,3 +336,95 @@ def _choose(specs: list[ParamsSpec]) -> tuple[list[int], Any]:
     hook = max(counts, key=counts.__getitem__) if counts else None
     chosen = [p for p, s, needs in analysed if not needs or s.dec_hook is hook]
     return chosen, hook
+
+
+def no_plan(data: Data) -> Any:
+    """The union's decode while there is none (no table, or no one-pass method)."""
+    raise LookupError("no one-pass plan")
+
+
+class Paths:
+    """The fast paths' decode functions of one decoder, and their state.
+
+    The hot ones are closures over that state (no attribute is looked up per
+    message). ``fast[0]`` is what a read loop calls first for each message:
+    while nothing is expected, the union's own msgspec decode (a call comes
+    out of it as a :class:`Call`, and no Python runs around that call); while
+    a response is expected (:meth:`expecting`), a function that tells it from
+    a call. Whatever ``fast[0]`` raises but :class:`InvalidMessage` goes to
+    :attr:`refused`: a success response with its result raw, or two passes.
+
+    Args:
+        two_pass: the decoder's two-pass decode (answers everything).
+
+    Attributes:
+        fast: a one-element list: the decode function to call first.
+        expected_id: a one-element list: the id of the response expected.
+        decode: the whole decode (``fast[0]``, then :attr:`refused`).
+        refused: decodes what ``fast[0]`` raised for.
+    """
+
+    def __init__(self, two_pass: Decode) -> None:
+        fast: list[Decode] = [no_plan]
+        expected_id: list[Any] = [None]
+        typed: Decode = no_plan  # the union (a Call, or it raises)
+        answer: Decode = no_plan  # success responses, result raw
+        idle: Decode = no_plan  # fast[0] while nothing is expected
+
+        def decode(data: Data) -> Any:
+            try:
+                return fast[0](data)
+            except InvalidMessage:
+                raise
+            except Exception:  # most likely a response
+                return refused(data)
+
+        def refused(data: Data) -> Any:
+            try:
+                return answer(data)
+            except Exception:  # anything: the two-pass path answers it
+                return two_pass(data)
+
+        def expecting(expected: Decode) -> Decode:
+            def decode_expected(data: Data) -> Any:
+                try:
+                    if data[18] == 109:  # (109 is "m": a notification, most likely)
+                        return typed(data)
+                except Exception:
+                    return refused(data)
+                try:  # the response expected, most likely
+                    msg = expected(data)
+                except Exception:  # a request, an error, a result that needs leniency
+                    pass
+                else:
+                    if msg.id == expected_id[0]:  # (never an int == a str)
+                        fast[0] = idle  # (expected once)
+                        return msg
+                try:
+                    # (a memoryview has no find(): two passes)
+                    if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
+                        return typed(data)  # (a call: the response is still expected)
+                except Exception:
+                    return two_pass(data)
+                fast[0] = idle  # any other response ends the expectation
+                return refused(data)
+
+            return decode_expected
+
+        def use(union: Decode, responses: Decode) -> None:
+            nonlocal typed, answer, idle
+            now = two_pass if union is no_plan else union
+            if fast[0] is idle:  # (else a response is expected: it stays so)
+                fast[0] = now
+            typed, answer, idle = union, responses, now
+
+        def end() -> None:
+            fast[0] = idle
+
+        self.fast = fast
+        self.expected_id = expected_id
+        self.decode = decode
+        self.refused = refused
+        self.expecting = expecting
+        self.use = use
+        self.end = end

@@ -55,13 +55,15 @@ from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc._nesting import scan
 from wireproto.jsonrpc._onepass import (
-    HEAD,
     Call,
+    Data,
     DecHook,
     ParamsSpec,
     ParamsTable,
+    Paths,
     Plan,
     answer_decoder,
+    no_plan,
 )
 from wireproto.jsonrpc.messages import (
     Error,
@@ -94,7 +96,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Data = bytes | bytearray | memoryview
 TOO_DEEP = "nested too deeply"
 """The ``reason`` of the error answering input nested deeper than the decoder goes."""
 log = logging.getLogger(__name__)
@@ -277,6 +278,21 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
     return None
 
 
+class _Expecting(dict[tuple[Any, "DecHook | None"], Callable[[Data], Any]]):
+    """(result type, dec_hook) -> what :attr:`Decoder.fast` holds while such a response is
+    expected: built on first use, the oldest dropped beyond :data:`_MAX_KEPT`."""
+
+    def __init__(self, build: Callable[[Any, DecHook | None], Callable[[Data], Any]]) -> None:
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, key: tuple[Any, DecHook | None]) -> Callable[[Data], Any]:
+        decode = self[key] = self._build(*key)
+        if len(self) > _MAX_KEPT:
+            del self[next(iter(self))]
+        return decode
+
+
 class _NoTable:
     """The table of a decoder given none: never changes, no one-pass methods."""
 
@@ -285,10 +301,6 @@ class _NoTable:
 
     def watch(self, callback: Callable[[], object]) -> None:
         pass
-
-
-def _no_plan(data: Data) -> Any:
-    raise LookupError("no one-pass plan")
 
 
 class Decoder:
@@ -305,6 +317,25 @@ class Decoder:
         two_pass: methods always decoded in two passes whatever the table
             says (e.g. a peer's cancel notification, which it reads as
             plain JSON).
+
+    Attributes:
+        fast: what a read loop may call instead of :meth:`decode`, for the
+            cost of one C call per call or notification: ``fast[0](data)``
+            (a one-element list, read per message: what it holds changes
+            with the table and with :meth:`expect`) returns what
+            :meth:`decode` returns or raises :class:`InvalidMessage` as it
+            does, or raises any other exception for a message it leaves to
+            :meth:`decode_refused`. While nothing is expected and the table
+            has one-pass methods, it is msgspec's own decode of the
+            table's union (a response, which it refuses, costs one failed
+            msgspec call more than :meth:`decode`).
+        expecting: ``expecting[result_type, dec_hook]`` is what ``fast``
+            holds while a response with such a result is expected (built
+            on first use; ``TypeError`` for an unhashable type or hook).
+            :meth:`expect` is ``fast[0] = expecting[result_type,
+            dec_hook]`` then ``expected_id[0] = id``; a caller doing the
+            same itself saves a call per request.
+        expected_id: a one-element list: the id of the response expected.
     """
 
     def __init__(
@@ -320,14 +351,18 @@ class Decoder:
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
-        self._answers: dict[Any, Callable[[Data], Any]] = {}  # result type, hook -> decoder
-        # the response expected: (id, its answer decoder), or None (a list the
-        # decode function reads: expect sets it without a call)
-        self._expected: list[tuple[Id, Callable[[Data], Any]] | None] = [None]
-        decode, self._use = self._one_pass()
-        self._decode = decode if FAST_PATHS else self._two_pass
+        paths = self._paths = Paths(self._two_pass)
+        self.fast: list[Callable[[Data], Incoming]] = paths.fast
+        self.expected_id: list[Id | None] = paths.expected_id
+        self.expecting = _Expecting(self._expected)
+        if FAST_PATHS:
+            self._decode: Callable[[Data], Incoming] = paths.decode
+            self.decode_refused = paths.refused  # type: ignore[method-assign]
+        else:  # (two passes, whatever happens)
+            two = self._decode = self.decode_refused = self._two_pass  # type: ignore[method-assign]
+            paths.use(two, two)
         if type(self).decode is Decoder.decode:  # (a subclass's own decode is kept)
-            self.decode = self._decode  # type: ignore[method-assign,assignment]
+            self.decode = self._decode  # type: ignore[method-assign]
         self.table = table
 
     @property
@@ -338,14 +373,15 @@ class Decoder:
     @table.setter
     def table(self, table: ParamsTable | None) -> None:
         self._table: ParamsTable = _NoTable() if table is None else table
-        self._answers.clear()  # (expect: only with a table)
-        self._expected[0] = None
+        self.expecting.clear()  # (expect: only with a table)
+        self._paths.end()
         self._table_changed()
         self._table.watch(self._table_changed)
 
     def _table_changed(self) -> None:
         """Build the plan again at the next call (the table changed, or is new)."""
-        self._use(self._first, self._first)
+        if FAST_PATHS:
+            self._paths.use(self._first, self._first)
 
     def decode(self, data: Data) -> Incoming:
         """Decode and classify one message.
@@ -364,75 +400,27 @@ class Decoder:
         """
         return self._decode(data)
 
-    def _one_pass(self) -> tuple[Callable[[Data], Incoming], Callable[..., None]]:
-        """The decode function of the fast paths, and how to change its decoders.
+    def decode_refused(self, data: Data) -> Incoming:
+        """Decode a message ``fast[0]`` raised for (anything but :class:`InvalidMessage`).
 
-        While no response is expected (:meth:`expect`), every message is
-        first given to the union: nothing else runs for a call. A response
-        fails it (the union scans it to find no tag, then raises) and is then
-        decoded as a success response. While one is expected, a message
-        that is no notification in the usual member order
-        (``{"jsonrpc":"2.0","method"...``) is first taken for that response,
-        then told apart by a ``"method"`` key among the first bytes. The
-        table reports its changes (:meth:`_table_changed`) rather than being
-        checked. Whatever one msgspec call does not accept takes two passes.
+        What :meth:`decode` does after the one msgspec call of :attr:`fast`
+        failed: a success response (its ``result`` raw), or the two passes.
+
+        Raises:
+            InvalidMessage: as :meth:`decode`.
         """
-        # the union (a Call, or it raises) and the success responses' decoder;
-        # both raise without a plan (no table: two passes), both build it first
-        typed: Callable[[Data], Any] = _no_plan
-        answer: Callable[[Data], Any] = _no_plan
-        slot = self._expected
-        two_pass = self._two_pass
-
-        def decode(data: Data) -> Incoming:
-            expected = slot[0]
-            try:
-                if expected is None or data[18] == 109:  # (109 is "m")
-                    return typed(data)  # type: ignore[no-any-return]
-            except Exception:  # most likely a response
-                return other(data)
-            try:  # the response expected, most likely
-                msg: IncomingResponse = expected[1](data)
-            except Exception:  # a call, an error, a result that needs leniency
-                pass
-            else:
-                if msg.id == expected[0]:  # (never an int == a str)
-                    slot[0] = None  # (expected once)
-                    return msg
-            try:
-                # (a memoryview has no find(): two passes)
-                if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
-                    return typed(data)  # type: ignore[no-any-return]
-                return answer(data)  # type: ignore[no-any-return]
-            except Exception:  # anything: the two-pass path answers it
-                return two_pass(data)
-
-        def other(data: Data) -> Incoming:
-            """What the union refused: a success response, or two passes."""
-            try:
-                return answer(data)  # type: ignore[no-any-return]
-            except Exception:
-                return two_pass(data)
-
-        def use(union: Callable[[Data], Any], responses: Callable[[Data], Any]) -> None:
-            nonlocal typed, answer
-            typed, answer = union, responses
-
-        decode.__doc__ = Decoder.decode.__doc__
-        return decode, use
+        return self._paths.refused(data)  # type: ignore[no-any-return]
 
     def _first(self, data: Data) -> Any:
         """The decoders before the plan is built: build it, then :meth:`decode` again."""
         plan = self._build()
         if plan is None:
-            self._use(_no_plan, _no_plan)
+            self._paths.use(no_plan, no_plan)
             raise LookupError("no one-pass plan")  # (two passes)
-        self._use(plan.typed_decode, self._answer)
+        self._paths.use(plan.typed_decode, self._answer)
         return self._decode(data)
 
     def _build(self) -> Plan | None:
-        if not FAST_PATHS:
-            return None
         try:
             plan = Plan(
                 self._table.params_specs(), self.dialect.require_jsonrpc, self._two_pass_methods
@@ -452,32 +440,36 @@ class Decoder:
         ``dec_hook``), if that strict decode succeeds; every other response,
         and this one when it fails, keeps its result raw. One request at a
         time: a later call replaces the expectation, ``id`` ``None`` ends
-        it, and so does the decoding of that response. While a response is
-        expected, a call whose member after ``jsonrpc`` is not ``method``
-        (a request) costs a failed decode more: end the expectation when
-        the request ends. (Only with the fast paths on, for a decoder with a table, and for
-        a type msgspec can decode.)
+        it, and so does the next response decoded (this one or any other).
+        While a response is expected, a call whose member after ``jsonrpc``
+        is not ``method`` (a request) costs a failed decode more: end the
+        expectation when the request ends without its response. (Only with
+        the fast paths on, for a decoder with a table, and for a type
+        msgspec can decode.)
         """
-        if id is None:
-            self._expected[0] = None
-            return
-        try:
-            self._expected[0] = (id, self._answers[result_type, dec_hook])
-        except KeyError:  # (kept only while the decoder has a table)
-            self._expected[0] = None
-            if FAST_PATHS and type(self._table) is not _NoTable:
-                try:
-                    decoder = answer_decoder(
-                        IncomingResponse, self.dialect.require_jsonrpc, result_type, dec_hook
-                    )
-                except Exception:  # (msgspec cannot decode the type: the raw result it is)
-                    return
-                self._answers[result_type, dec_hook] = decoder.decode
-                if len(self._answers) > _MAX_KEPT:
-                    del self._answers[next(iter(self._answers))]
-                self._expected[0] = (id, decoder.decode)
-        except TypeError:  # (an unhashable type: the raw result it is)
-            self._expected[0] = None
+        if id is not None:
+            try:
+                self.fast[0] = self.expecting[result_type, dec_hook]
+            except TypeError:  # (an unhashable type or hook: the raw result it is)
+                pass
+            else:
+                self.expected_id[0] = id
+                return
+        self._paths.end()
+
+    def _expected(self, result_type: Any, dec_hook: DecHook | None) -> Callable[[Data], Any]:
+        """What :attr:`fast` holds while a response with this result is expected."""
+        if not FAST_PATHS:
+            return self._decode  # (what fast holds, always)
+        decode: Callable[[Data], Any] = no_plan  # (no table: the raw result it is)
+        if type(self._table) is not _NoTable:
+            try:
+                decode = answer_decoder(
+                    IncomingResponse, self.dialect.require_jsonrpc, result_type, dec_hook
+                ).decode
+            except Exception:  # (msgspec cannot decode the type: the raw result it is)
+                pass
+        return self._paths.expecting(decode)
 
     def _two_pass(self, data: bytes | bytearray | memoryview) -> Incoming:
         try:

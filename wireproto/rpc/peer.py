@@ -457,8 +457,14 @@ class Peer:
             len(self._pending) == 1 and on_response is None
             and result_type is not _ANY and result_type is not msgspec.Raw
         )
-        if expecting:
-            self._decoder.expect(rid, result_type, dec_hook)
+        if expecting:  # (Decoder.expect, without a call per request)
+            decoder = self._decoder
+            try:
+                decoder.fast[0] = decoder.expecting[result_type, dec_hook]
+            except TypeError:  # (an unhashable type or hook: the raw result it is)
+                expecting = False
+            else:
+                decoder.expected_id[0] = rid
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
@@ -480,7 +486,8 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
-            if expecting:  # (no other request can hold it while this one is pending)
+            # (a response ended it: no other request can expect one while this one is pending)
+            if expecting and not isinstance(slot.response, IncomingResponse):
                 self._decoder.expect(None)
             if sent and slot.response is None:
                 await self._send_cancel(rid)
@@ -525,7 +532,8 @@ class Peer:
             if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
             else None
         )
-        decode = self._decoder.decode
+        fast = self._decoder.fast  # (fast[0] read per message: see Decoder.fast)
+        refused = self._decoder.decode_refused
         handlers = self._handlers
         cause: BaseException
         while True:
@@ -552,7 +560,12 @@ class Peer:
                 cause = exc
                 break
             try:
-                msg = decode(data)
+                try:  # (for a call, msgspec's own decode: no Python frame around it)
+                    msg = fast[0](data)
+                except InvalidMessage:
+                    raise
+                except Exception:  # most likely a response
+                    msg = refused(data)
             except InvalidMessage as exc:
                 await self._on_invalid(exc)
                 continue

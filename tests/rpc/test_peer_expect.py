@@ -1,0 +1,99 @@
+"""A request alone in flight has its response expected by the peer's decoder.
+
+Its result is decoded with the response's envelope (``Decoder.expect``, done
+inline by ``Peer.request``); however the request ends (answered, failed,
+timed out, or with another request in flight), the decoder is left
+expecting nothing, so calls go on taking the one msgspec call of
+``Decoder.fast``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+from wireproto._switches import FAST_PATHS
+from wireproto.errors import RemoteProtocolError, RpcError
+from wireproto.rpc.router import Router
+from wireproto.testing import peer_pair, wait_all_tasks_blocked
+
+pytestmark = pytest.mark.anyio
+
+
+class Point(msgspec.Struct):
+    x: int
+    y: int
+
+
+def _router(release: anyio.Event) -> Router:
+    router = Router()
+
+    @router.request("point")
+    async def point(params: Any) -> Any:
+        return {"x": params, "y": 2}
+
+    @router.request("fail")
+    async def fail(params: Any) -> Any:
+        raise RpcError(1, "no")
+
+    @router.request("slow")
+    async def slow(params: Any) -> Any:
+        await release.wait()
+        return {"x": 0, "y": 0}
+
+    @router.notification("note")
+    async def note(params: Any) -> None:
+        pass
+
+    return router
+
+
+async def test_however_a_request_ends_nothing_is_expected_after_it() -> None:
+    release = anyio.Event()
+    async with peer_pair(_router(release), _router(release)) as (a, b):
+        await b.notify("note", {})  # (a's decoder builds its plan)
+        assert await a.request("point", 1, result_type=Point) == Point(1, 2)
+        idle = a._decoder.fast[0]
+        if FAST_PATHS:
+            assert type(idle).__name__ == "builtin_function_or_method"
+        assert await a.request("point", 3, result_type=Point) == Point(3, 2)
+        assert a._decoder.fast[0] is idle
+        with pytest.raises(RpcError):
+            await a.request("fail", None, result_type=Point)
+        assert a._decoder.fast[0] is idle
+        with pytest.raises(RemoteProtocolError):  # a result Point refuses
+            await a.request("point", "one", result_type=Point)
+        assert a._decoder.fast[0] is idle
+        with pytest.raises(TimeoutError):
+            await a.request("slow", None, result_type=Point, timeout=0.05)
+        assert a._decoder.fast[0] is idle
+        # two in flight: the second's response, decoded while the first's is
+        # expected, never takes the first's type
+        async with anyio.create_task_group() as tg:
+            results: dict[str, Any] = {}
+
+            async def call(name: str, method: str, type_: Any) -> None:
+                results[name] = await a.request(method, 5, result_type=type_)
+                release.set()
+
+            tg.start_soon(call, "typed", "slow", Point)
+            await wait_all_tasks_blocked()
+            tg.start_soon(call, "raw", "point", dict[str, int])
+        assert results == {"typed": Point(0, 0), "raw": {"x": 5, "y": 2}}
+        assert a._decoder.fast[0] is idle
+
+
+async def test_an_unhashable_dec_hook_is_decoded_after_the_response() -> None:
+    class Hook:
+        __hash__ = None  # type: ignore[assignment]
+
+        def __call__(self, type_: type, obj: Any) -> Any:
+            return obj
+
+    release = anyio.Event()
+    async with peer_pair(None, _router(release)) as (a, _):
+        assert await a.request("point", 4, result_type=Point, dec_hook=Hook()) == Point(4, 2)
+        assert not a._decoder.expecting  # (unhashable: nothing was expected)
