@@ -16,8 +16,11 @@
 * decode, responses: what the peer does for a request alone in flight:
   what ``Decoder.expect(id, InitializeResponse, dec_hook)`` does, inline as
   ``Peer.request`` does it before sending the request (``fast[0] =
-  expecting[InitializeResponse, dec_hook]``, ``expected_id[0] = id``),
-  then the same read loop step, where ``fast[0]`` is
+  expecting[InitializeResponse, dec_hook]``, ``expected_id[0] = id``; the
+  peer keeps that look-up while consecutive requests expect the same type,
+  as a client's prompts do: a request expecting another type costs one
+  dict look-up more, ~0.1 us), then the same read loop step, where
+  ``fast[0]`` is
   now the function that tells the expected response from a call and
   decodes it, envelope and result Struct, in one msgspec call (decoding it
   ends the expectation; ``Peer.request`` then only tests that a response
@@ -113,15 +116,19 @@ def read_result(
     """A response line -> the response holding its result Struct, ``number`` times.
 
     As the peer does for a request alone in flight: what ``Decoder.expect``
-    does, inline (in ``Peer.request``, before it is sent: two stores and a
-    dict look-up), then the read loop's step, which ends the expectation as
-    it decodes that response.
+    does, inline as ``Peer.request`` does it before sending the request
+    (the ``Decoder.expecting`` look-up is kept by the peer while the result
+    type repeats, as here: two tests and two stores), then the read loop's
+    step, which ends the expectation as it decodes that response.
     """
     fast = decoder.fast
     refused = decoder.decode_refused
     msg: Any = None
+    last = (RESULT, hook, decoder.expecting[RESULT, hook])  # (Peer._expected)
     for _ in range(number):
-        decoder.fast[0] = decoder.expecting[RESULT, hook]  # (Peer.request: Decoder.expect inline)
+        if RESULT is not last[0] or hook is not last[1]:  # (Peer.request from here)
+            last = (RESULT, hook, decoder.expecting[RESULT, hook])
+        decoder.fast[0] = last[2]  # type: ignore[assignment]
         decoder.expected_id[0] = RESULT_ID
         try:
             msg = fast[0](data)

@@ -105,6 +105,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
+_Expected = tuple[Any, Any, Callable[[Any], Any] | None]
+"""A result type, its dec_hook, and ``Decoder.expecting`` of them (``None``: unhashable)."""
 
 
 def _unanswered(method: str) -> ConnectionClosed:
@@ -208,6 +210,7 @@ class Peer:
         self._inbox_size = inbox_size
         self._ids = itertools.count()
         self._pending: dict[tuple[type, Id], Pending] = {}
+        self._expected: _Expected = (_ANY, None, None)  # the last result type expected (none)
         self._closed_cause: BaseException | None = None
         self._closed = False
         self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
@@ -457,13 +460,15 @@ class Peer:
             len(self._pending) == 1 and on_response is None
             and result_type is not _ANY and result_type is not msgspec.Raw
         )
-        if expecting:  # (Decoder.expect, without a call per request)
-            decoder = self._decoder
-            try:
-                decoder.fast[0] = decoder.expecting[result_type, dec_hook]
-            except TypeError:  # (an unhashable type or hook: the raw result it is)
+        if expecting:  # (Decoder.expect inline; its look-up kept while the type repeats)
+            last = self._expected
+            if result_type is not last[0] or dec_hook is not last[1]:
+                last = self._expected = self._expectation(result_type, dec_hook)
+            if last[2] is None:  # (an unhashable type or hook: the raw result it is)
                 expecting = False
             else:
+                decoder = self._decoder
+                decoder.fast[0] = last[2]
                 decoder.expected_id[0] = rid
         sent = False
         try:
@@ -503,6 +508,13 @@ class Peer:
             if lenient is not None:
                 return lenient(result)
             raise RemoteProtocolError(f"invalid result: {exc}") from exc
+
+    def _expectation(self, result_type: Any, dec_hook: DecHook | None) -> _Expected:
+        """What :meth:`request` keeps of ``Decoder.expecting[result_type, dec_hook]``."""
+        try:
+            return (result_type, dec_hook, self._decoder.expecting[result_type, dec_hook])
+        except TypeError:  # an unhashable type or hook
+            return (result_type, dec_hook, None)
 
     async def _send_cancel(self, rid: Id) -> None:
         if self.cancel_method is None or self._closed:
