@@ -6,24 +6,42 @@ the inbox behind the notifications that preceded the response on the wire),
 or the peer with the exception that ended the connection; the requesting
 task wakes, and :func:`raise_failure` turns whatever is not a result into the
 exception the request raises.
+
+A request alone in flight has its response expected by the decoder (its
+result decoded with the envelope): :func:`expectation` is what the peer
+keeps of it between requests.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from msgspec import UNSET
 
 from wireproto.errors import RequestCancelled, RpcError
-from wireproto.jsonrpc.codec import IncomingResponse
+from wireproto.jsonrpc.codec import DecHook, Decoder, IncomingResponse
 from wireproto.jsonrpc.messages import ErrorCode
 from wireproto.rpc._waiter import Waiter
 
-__all__ = ["Pending", "raise_failure"]
+__all__ = ["NOTHING_EXPECTED", "Expected", "Pending", "expectation", "raise_failure"]
 
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
+
+
+Expected = tuple[Any, Any, Callable[[Any], Any] | None]
+"""A result type, its dec_hook, and ``Decoder.expecting`` of them (``None``: unhashable)."""
+
+NOTHING_EXPECTED: Expected = (object(), None, None)
+
+
+def expectation(decoder: Decoder, result_type: Any, dec_hook: DecHook | None) -> Expected:
+    """``decoder.expecting[result_type, dec_hook]``, kept by the peer while the type repeats."""
+    try:
+        return (result_type, dec_hook, decoder.expecting[result_type, dec_hook])
+    except TypeError:  # an unhashable type or hook: the raw result it is
+        return (result_type, dec_hook, None)
 
 
 class Pending:

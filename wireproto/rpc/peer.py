@@ -88,7 +88,7 @@ from wireproto.jsonrpc.codec import (
 from wireproto.jsonrpc.messages import ErrorCode, Id, Notification, Request
 from wireproto.rpc._handlers import HandlerPool
 from wireproto.rpc._inbox import Inbox, run_logged
-from wireproto.rpc._pending import Pending, raise_failure
+from wireproto.rpc._pending import NOTHING_EXPECTED, Expected, Pending, expectation, raise_failure
 from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
 from wireproto.rpc._writer import (
     DEFAULT_MAX_BYTES,
@@ -105,8 +105,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _ANY: Any = Any  # the default result_type: raw JSON values
-_Expected = tuple[Any, Any, Callable[[Any], Any] | None]
-"""A result type, its dec_hook, and ``Decoder.expecting`` of them (``None``: unhashable)."""
 
 
 def _unanswered(method: str) -> ConnectionClosed:
@@ -210,7 +208,7 @@ class Peer:
         self._inbox_size = inbox_size
         self._ids = itertools.count()
         self._pending: dict[tuple[type, Id], Pending] = {}
-        self._expected: _Expected = (_ANY, None, None)  # the last result type expected (none)
+        self._expected: Expected = NOTHING_EXPECTED  # the last result type expected
         self._closed_cause: BaseException | None = None
         self._closed = False
         self._close_waiters: list[Waiter] | None = None  # tasks in wait_closed
@@ -463,7 +461,7 @@ class Peer:
         if expecting:  # (Decoder.expect inline; its look-up kept while the type repeats)
             last = self._expected
             if result_type is not last[0] or dec_hook is not last[1]:
-                last = self._expected = self._expectation(result_type, dec_hook)
+                last = self._expected = expectation(self._decoder, result_type, dec_hook)
             if last[2] is None:  # (an unhashable type or hook: the raw result it is)
                 expecting = False
             else:
@@ -508,13 +506,6 @@ class Peer:
             if lenient is not None:
                 return lenient(result)
             raise RemoteProtocolError(f"invalid result: {exc}") from exc
-
-    def _expectation(self, result_type: Any, dec_hook: DecHook | None) -> _Expected:
-        """What :meth:`request` keeps of ``Decoder.expecting[result_type, dec_hook]``."""
-        try:
-            return (result_type, dec_hook, self._decoder.expecting[result_type, dec_hook])
-        except TypeError:  # an unhashable type or hook
-            return (result_type, dec_hook, None)
 
     async def _send_cancel(self, rid: Id) -> None:
         if self.cancel_method is None or self._closed:
