@@ -53,6 +53,7 @@ from wireproto.adapters.acp import schema
 from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder, Encoder, IncomingResponse
 from wireproto.jsonrpc.messages import Notification, Request, Response
+from wireproto.rpc._pending import NOTHING_EXPECTED, expectation
 from wireproto.rpc.router import Router
 
 # method -> params type, as an ACP router registers them
@@ -110,24 +111,38 @@ def read(data: bytes, number: int = 1, decoder: Decoder = DECODER) -> Any:
     return msg
 
 
+class _Requester:
+    """What ``Peer.request`` reads to set the expectation: its decoder, and what it kept."""
+
+    def __init__(self, decoder: Decoder) -> None:
+        self._decoder = decoder
+        self._expected = NOTHING_EXPECTED
+
+
+REQUESTER = _Requester(DECODER)
+
+
 def read_result(
-    data: bytes, number: int = 1, decoder: Decoder = DECODER, hook: Any = acp_codec.dec_hook
+    data: bytes, number: int = 1, self: _Requester = REQUESTER, hook: Any = acp_codec.dec_hook
 ) -> Any:
     """A response line -> the response holding its result Struct, ``number`` times.
 
     As the peer does for a request alone in flight: what ``Decoder.expect``
-    does, inline as ``Peer.request`` does it before sending the request
-    (the ``Decoder.expecting`` look-up is kept by the peer while the result
-    type repeats, as here: two tests and two stores), then the read loop's
-    step, which ends the expectation as it decodes that response.
+    does, inline as ``Peer.request`` does it before sending the request (its
+    lines, as they are there: the ``Decoder.expecting`` look-up is kept
+    while the result type repeats, as here), then the read loop's step,
+    which ends the expectation as it decodes that response.
     """
-    fast = decoder.fast
-    refused = decoder.decode_refused
+    fast = self._decoder.fast
+    refused = self._decoder.decode_refused
     msg: Any = None
-    last = (RESULT, hook, decoder.expecting[RESULT, hook])  # (Peer._expected)
     for _ in range(number):
-        if RESULT is not last[0] or hook is not last[1]:  # (Peer.request from here)
-            last = (RESULT, hook, decoder.expecting[RESULT, hook])
+        last = self._expected  # (Peer.request from here)
+        if RESULT is not last[0] or hook is not last[1]:
+            last = self._expected = expectation(self._decoder, RESULT, hook)
+        if last[2] is None:
+            raise AssertionError("an unhashable result type")
+        decoder = self._decoder
         decoder.fast[0] = last[2]  # type: ignore[assignment]
         decoder.expected_id[0] = RESULT_ID
         try:
