@@ -285,8 +285,8 @@ class Writer:
         items = self._items
         if len(items) >= self._size:
             return False
-        size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
-        held = self._bytes + size
+        held = self._bytes + (
+            len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data))))
         if held > self.max_bytes and self._bytes:
             self.over_budget = True  # (a message over the budget goes alone)
             return False
@@ -294,7 +294,8 @@ class Writer:
         if held > self.peak_bytes:
             self.peak_bytes = held
         items.append(data)
-        self._kick()
+        if self._wake is not None or not self._running:  # (else the task is on its way)
+            self._kick()
         return True
 
     def _kick(self) -> None:
@@ -405,13 +406,14 @@ class Writer:
                         self._wake = None
                     continue
                 first = items.popleft()
-                batch = list(first) if type(first) is list else [cast(bytes, first)]
+                # (no casts: each costs a call; the items are bytes or lists of bytes)
+                batch: list[bytes] = list(first) if type(first) is list else [first]  # type: ignore[list-item]
                 while items and len(batch) < BATCH:
                     item = items.popleft()
                     if type(item) is list:
                         batch.extend(item)
                     else:
-                        batch.append(cast(bytes, item))
+                        batch.append(item)  # type: ignore[arg-type]
                 self._release_room()
                 self._streak = 0
                 if self._before_write is not None:
@@ -419,8 +421,8 @@ class Writer:
                 if many:
                     await cast(SupportsSendMany, stream).send_many(batch)
                 else:
-                    for item in batch:
-                        await stream.send(item)
+                    for data in batch:
+                        await stream.send(data)
                 if self._bytes:  # (a failure or discard has zeroed it)
                     self._bytes -= sum(map(len, batch))
                     self.over_budget = False

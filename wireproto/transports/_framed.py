@@ -240,6 +240,10 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         if len(items) == 1:
             await self._write(frame(items[0]))
             return
+        if sum(map(len, items)) + len(items) <= JOIN_BYTES:  # (most batches: one write)
+            await self._write(b"".join([  # (frame(item), inline)
+                item if item.endswith(b"\n") else item + b"\n" for item in items]))
+            return
         group: list[bytes] = []
         size = 0
         for item in items:
