@@ -32,6 +32,7 @@ it pays nothing per event.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -69,6 +70,7 @@ __all__ = ["Runtime"]
 log = logging.getLogger(__name__)
 
 _LIVE_ONLY = (Notice,)  # events never written to history
+_utc_now = functools.partial(datetime.now, timezone.utc)
 
 
 class Runtime:
@@ -228,13 +230,14 @@ class Runtime:
         self._record(session, event)
 
     def _record(self, session: Session, event: Event) -> None:
-        session.updated_at = datetime.now(timezone.utc)
+        session.updated_at = _utc_now()
         if isinstance(event, _LIVE_ONLY):
             return
         sid = session.id
-        conversation = self._conversations.get(sid)
-        if conversation is not None:
-            conversation.add(event)
+        if self._conversations:
+            conversation = self._conversations.get(sid)
+            if conversation is not None:
+                conversation.add(event)
         if getattr(session.channel, "flushes_history", False):
             held = self._held.get(sid)
             if held is None:

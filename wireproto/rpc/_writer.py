@@ -405,16 +405,22 @@ class Writer:
                         self._idle = False
                         self._wake = None
                     continue
-                first = items.popleft()
                 # (no casts: each costs a call; the items are bytes or lists of bytes)
-                batch: list[bytes] = list(first) if type(first) is list else [first]  # type: ignore[list-item]
-                while items and len(batch) < BATCH:
-                    item = items.popleft()
-                    if type(item) is list:
-                        batch.extend(item)
-                    else:
-                        batch.append(item)  # type: ignore[arg-type]
-                self._release_room()
+                batch: list[bytes]
+                if len(items) <= BATCH and list not in map(type, items):  # (the usual queue)
+                    batch = list(items)  # type: ignore[arg-type]
+                    items.clear()
+                else:
+                    first = items.popleft()
+                    batch = list(first) if type(first) is list else [first]  # type: ignore[list-item]
+                    while items and len(batch) < BATCH:
+                        item = items.popleft()
+                        if type(item) is list:
+                            batch.extend(item)
+                        else:
+                            batch.append(item)  # type: ignore[arg-type]
+                if self._room is not None:
+                    self._release_room()
                 self._streak = 0
                 if self._before_write is not None:
                     self._before_write()
@@ -426,7 +432,8 @@ class Writer:
                 if self._bytes:  # (a failure or discard has zeroed it)
                     self._bytes -= sum(map(len, batch))
                     self.over_budget = False
-                    self._release_room()
+                    if self._room is not None:
+                        self._release_room()
         except STREAM_GONE as exc:
             self._fail(exc)
         finally:
