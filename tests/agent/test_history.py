@@ -89,15 +89,20 @@ class Silent(Agent):
         return StopReason.END_TURN
 
 
-async def test_an_agent_that_never_reads_keeps_no_conversation(workdir: Path) -> None:
-    runtime = Runtime(Silent())
+async def test_an_agent_that_never_reads_keeps_no_conversation(
+    workdir: Path, tmp_path: Path
+) -> None:
+    store = CountingStore(tmp_path / "sessions")
+    runtime = Runtime(Silent(), store)
     session = await runtime.new_session(RecordingChannel(), str(workdir))
     await runtime.prompt(session, [Text("hi")])
-    assert runtime._conversations == {}
-    assert runtime.history(session) == [  # from the store, then kept
+    assert store.loads == 0
+    assert runtime.history(session) == [  # not kept so far: read from the store
         HistoryMessage("user", "hi", (Text("hi"),)), HistoryMessage("assistant", "ok")]
+    assert store.loads == 1
     await runtime.prompt(session, [Text("again")])
     assert [m.text for m in runtime.history(session)] == ["hi", "ok", "again", "ok"]
+    assert store.loads == 1  # kept from the first read on
 
 
 def _call_id(runtime: Runtime, session: object) -> str:
