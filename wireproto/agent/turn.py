@@ -67,7 +67,8 @@ _FULL_CHECK_EVERY = 8  # emits between checks of the enclosing scopes' cancellat
 # 64 random bits without the system call of os.urandom (two per prompt), and
 # an agent seeding the random module cannot make ids repeat.
 _ids = random.Random()
-os.register_at_fork(after_in_child=_ids.seed)
+if hasattr(os, "register_at_fork"):  # (no fork, no need: Windows)
+    os.register_at_fork(after_in_child=_ids.seed)
 
 
 def new_id(prefix: str) -> str:
