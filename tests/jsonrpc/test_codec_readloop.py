@@ -101,6 +101,24 @@ def test_an_expectation_ends_at_the_first_response_and_fast_returns_to_the_union
     assert decoder.fast[0] is union
 
 
+@pytest.mark.fastpath
+def test_any_input_type_ends_the_expectation_at_a_response() -> None:
+    decoder = ReadLoop(ACP_DIALECT, make_router())
+    decoder.decode(_call("a", {"x": 1}, 1))
+    union = decoder.fast[0]
+    for kind in (bytes, bytearray, memoryview):
+        decoder.expect(7, Point)
+        call = decoder.decode(kind(b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'))
+        assert isinstance(call, Call) and call.params == Point(x=1)
+        assert decoder.fast[0] is not union
+        error = kind(b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}')
+        msg = decoder.decode(error)
+        assert msg.error is not None and decoder.fast[0] is union
+        decoder.expect(7, Point)
+        msg = decoder.decode(kind(b'{"jsonrpc":"2.0","id":7,"result":{"x":1}}'))
+        assert msg.result == Point(x=1) and decoder.fast[0] is union
+
+
 def test_expecting_is_kept_per_type_and_hook_and_bounded() -> None:
     decoder = Decoder(ACP_DIALECT, make_router())
     assert decoder.expecting[Point, None] is decoder.expecting[Point, None]

@@ -400,12 +400,11 @@ class Paths:
                     if msg.id == expected_id[0]:  # (never an int == a str)
                         fast[0] = idle  # (expected once)
                         return msg
-                try:
-                    # (a memoryview has no find(): two passes)
-                    if data.find(b'"method"', 0, HEAD) >= 0:  # type: ignore[union-attr]
-                        return typed(data)  # (a call: the response is still expected)
-                except Exception:
-                    return two_pass(data)
+                if b'"method"' in bytes(data[:HEAD]):  # a call: the response is still expected
+                    try:
+                        return typed(data)
+                    except Exception:
+                        return two_pass(data)
                 fast[0] = idle  # any other response ends the expectation
                 return refused(data)
 
