@@ -362,6 +362,12 @@ class Paths:
         expected_id: a one-element list: the id of the response expected.
         decode: the whole decode (``fast[0]``, then :attr:`refused`).
         refused: decodes what ``fast[0]`` raised for.
+        expecting: ``expecting(decode)`` -> what ``fast[0]`` holds while a
+            success response that ``decode`` (an answer decoder, see
+            :func:`answer_decoder`) decodes is expected, with the id in
+            ``expected_id[0]``; the next response decoded ends it.
+        use: ``use(union, responses)``: the decoders of the table as it is now.
+        end: ends the expectation (``fast[0]`` is the union again).
     """
 
     def __init__(self, two_pass: Decode) -> None:
