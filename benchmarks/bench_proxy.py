@@ -220,24 +220,71 @@ def tree_cpu(pid: int) -> tuple[float, float]:
 class Client:
     """A raw JSON-RPC client over the child's stdio: one request at a time."""
 
-    def __init__(self, stream: Any) -> None:
+    def __init__(self, stream: Any, trace: Path | None = None) -> None:
         self.stream = stream
         self.ids = 0
+        self.trace = trace  # the relay's trace, when there is one (see transit)
+        self.sent: list[float] = []  # time.monotonic() before each request's write
+        self.received: list[float] = []  # and once each message was received
+        self.waiting: list[float] = []  # (for each: when the client began waiting for it)
 
     async def call(self, method: str, params: Any) -> tuple[Any, int]:
         """Send a request; return its result and the number of messages received."""
         self.ids += 1
         id = str(self.ids)  # (Kimi's Wire server takes string ids only)
-        await self.stream.send(msgspec.json.encode(
-            {"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+        data = msgspec.json.encode(
+            {"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        self.sent.append(time.monotonic())
+        await self.stream.send(data)
         received = 0
         while True:
-            message = msgspec.json.decode(await self.stream.receive())
+            data = await self.stream.receive()
+            self.received.append(time.monotonic())
+            self.waiting.append(self.sent[-1])
+            message = msgspec.json.decode(data)
             received += 1
             if message.get("id") in (id, None) and "method" not in message:
                 if "error" in message:
                     raise RuntimeError(f"{method}: {message['error']}")
                 return message.get("result"), received
+
+
+def transit(client: Client, start: int) -> dict[str, float]:
+    """The relay's transit of the messages to the client received since message
+    ``start``: from the relay's stamp in its trace (taken once it read a chunk)
+    to the client's receipt, each; median, 90th percentile and the clock bound.
+
+    A trace's ``t`` counts from an instant the client does not know (when the
+    proxy opened the trace): it is bounded by the client's own clock (the same
+    ``CLOCK_MONOTONIC``), since the relay stamps each request after the client
+    sent it and each message before the client received it. The latest bound
+    from the requests is taken, so each transit is an upper bound, too long by
+    at most the width of that interval (``clock_bound``: the shortest request
+    hop plus the shortest transit seen)."""
+    assert client.trace is not None
+    stamps: dict[str, list[float]] = {"send": [], "recv": []}
+    with client.trace.open("rb") as f:
+        for line in f:
+            head = msgspec.json.decode(line, type=_TraceHead)
+            stamps[head.dir].append(head.t)
+    received = len(client.received)
+    if len(stamps["recv"]) < received or len(stamps["send"]) != len(client.sent):
+        raise RuntimeError(f"the trace has {len(stamps['recv'])} messages to the client, "
+                           f"the client received {received}")
+    opened = max(s - t for s, t in zip(client.sent, stamps["send"], strict=True))
+    latest = min(r - t for r, t in zip(client.received, stamps["recv"], strict=False))
+    # (a message the relay passed on before the client sent its request, such as a
+    # notification after the previous answer, waited for the client: not counted)
+    hops = sorted(r - t - opened for r, t, w in zip(
+        client.received[start:], stamps["recv"][start:received], client.waiting[start:],
+        strict=True) if t + opened >= w)
+    return {"transit": median(hops), "transit_p90": hops[len(hops) * 9 // 10],
+            "clock_bound": latest - opened}
+
+
+class _TraceHead(msgspec.Struct):
+    t: float
+    dir: str
 
 
 def warmup(count: int) -> int:
@@ -251,6 +298,7 @@ async def timed(client: Client, pid: int, method: str, params: Any, count: int
     for _ in range(warmup(count)):
         await client.call(method, params)
     (cpu0, own0), samples, messages = tree_cpu(pid), [], 0
+    start = len(client.received)
     for _ in range(count):
         t0 = time.perf_counter()
         _, messages = await client.call(method, params)
@@ -258,7 +306,8 @@ async def timed(client: Client, pid: int, method: str, params: Any, count: int
     cpu, own = tree_cpu(pid)
     return {"latency": median(samples), "cpu": (cpu - cpu0) / count,
             "own_cpu": (own - own0) / count,  # (of the proxy, when this is one)
-            "messages": float(messages + 1)}  # (+1: the request)
+            "messages": float(messages + 1),  # (+1: the request)
+            **(transit(client, start) if client.trace else {})}
 
 
 Ops = dict[str, tuple[str, Any]]  # workload -> (method, params)
@@ -281,7 +330,7 @@ async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | 
     texts = {"prompt": "hello", "tool": "read hello.py"}
     cmd = contender_cmd(name, home / "trace.jsonl", kimi)
     async with open_contender(cmd, env, name.startswith("ws ")) as (stream, pid):
-        client = Client(stream)
+        client = Client(stream, home / "trace.jsonl" if "--trace" in cmd else None)
         if name.startswith("kimi wire"):
             await client.call("initialize", {"protocol_version": "1.9"})
             yield client, pid, {w: ("prompt", {"user_input": texts[w]}) for w in counts}
@@ -324,6 +373,7 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
             for r in range(rounds):
                 order = names if r % 2 == 0 else names[::-1]
                 before = {n: tree_cpu(trees[n][1]) for n in order}
+                starts = {n: len(trees[n][0].received) for n in order}
                 samples: dict[str, list[float]] = {n: [] for n in order}
                 messages = dict.fromkeys(order, 0)
                 for _ in range(counts[workload] // rounds):
@@ -335,10 +385,13 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
                 for n in order:
                     (cpu0, own0), (cpu, own) = before[n], tree_cpu(trees[n][1])
                     calls = len(samples[n])
+                    client = trees[n][0]
                     got[n][r][workload] = {"latency": median(samples[n]),
                                            "cpu": (cpu - cpu0) / calls,
                                            "own_cpu": (own - own0) / calls,
-                                           "messages": float(messages[n] + 1)}
+                                           "messages": float(messages[n] + 1),
+                                           **(transit(client, starts[n]) if client.trace
+                                              else {})}
     return got
 
 
@@ -428,9 +481,12 @@ def main() -> None:
                          fmt_time(r["cpu"]),
                          f"{r['cpu_ratio']:.2f}x" if "cpu_ratio" in r else "-",
                          f"{fmt_time(r['own_cpu'])} ({r['proxy_share']:.0%})"
-                         if "proxy_share" in r else "-"])
+                         if "proxy_share" in r else "-",
+                         f"{fmt_time(r['transit'])} / {fmt_time(r['transit_p90'])} "
+                         f"(+-{fmt_time(r['clock_bound'])})" if "transit" in r else "-"])
     print(table(["workload: contender", "messages", "round trip (median)", "added",
-                 "CPU / operation", "CPU vs direct", "proxy process (share)"], rows))
+                 "CPU / operation", "CPU vs direct", "proxy process (share)",
+                 "relay transit (median / p90, bound)"], rows))
     for key, target in targets.items():
         print(f"relay+trace, {key}: at most {TARGET_LATENCY * 1e3:.1f} ms added per message: "
               f"{verdict(target['added_latency_per_message'] <= TARGET_LATENCY)} "
