@@ -13,6 +13,11 @@ Contenders (each a real process tree, driven over stdio by the same raw client):
 * ``ws direct`` and ``ws relay+trace``: the same over a loopback websocket
   (``acp --ws`` against ``proxy --trace FILE --ws``, the relay then message by
   message on the event loop);
+* ``floor (C)`` and ``floor+log (C)``: ``relay_floor.c`` (compiled with ``cc``
+  when there is one, else skipped), a relay in C with the same system calls per
+  chunk as the recording relay (``poll``, ``read``, with ``--log`` a ``writev``
+  of the chunk and a time stamp, ``write``) and no checks: what any separate
+  relay process costs on the machine, the floor under the 15% target;
 * ``kimi wire direct`` (and ``kimi wire direct again``) and ``kimi wire
   relay+trace``: the real Kimi CLI's Wire server (``python -m kimi_cli.cli
   --wire``, PyPI ``kimi-cli==1.52.0``, offline with its scripted model
@@ -73,8 +78,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,7 +112,8 @@ CAVEATS = [
 TARGET_LATENCY = 0.0002  # seconds added per message
 TARGET_CPU = 0.15  # fraction added over direct
 BANNER = "wireproto: listening on "
-DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace")
+FLOORS = ("floor (C)", "floor+log (C)")  # (relay_floor.c, when a C compiler is found)
+DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace", *FLOORS)
 KIMI_SETS = tuple((f"kimi {p} direct", f"kimi {p} direct again", f"kimi {p} relay+trace")
                   for p in ("wire", "acp"))  # (each measured together: see measure_set)
 KIMI = KIMI_SETS[0] + KIMI_SETS[1]
@@ -156,12 +164,32 @@ def kimi_setup(home: Path, python: str, counts: dict[str, int]) -> tuple[list[st
     return [*kimi, "--work-dir", str(work), "--wire"], [*kimi, "acp"], env
 
 
+@functools.cache
+def floor_binary() -> str:
+    """``relay_floor.c`` compiled (once per run, in a directory removed at exit);
+    ``RuntimeError`` with the reason when it cannot be."""
+    cc = shutil.which(os.environ.get("CC", "cc"))
+    if cc is None:
+        raise RuntimeError("no C compiler (cc, or $CC)")
+    out = Path(_FLOOR_DIR.name) / "relay_floor"
+    done = subprocess.run([cc, "-O2", "-o", str(out), str(ROOT / "benchmarks" / "relay_floor.c")],
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise RuntimeError(f"relay_floor.c does not compile: {done.stderr.strip()[:200]}")
+    return str(out)
+
+
+_FLOOR_DIR = tempfile.TemporaryDirectory(prefix="bench-proxy-")
+
+
 def contender_cmd(name: str, trace: Path, kimi: tuple[list[str], list[str]] = ([], [])
                   ) -> list[str]:
     proxy = [*WIREPROTO, "proxy", "--log-level", "warning", "--serve", "acp"]
     agent = [*WIREPROTO, "acp", "--log-level", "warning"]
     wire_proxy = [*WIREPROTO, "proxy", "--log-level", "warning", "--serve", "wire",
                   "--agent-protocol", "wire", "--trace", str(trace)]
+    if name in FLOORS:
+        return [floor_binary(), *(["--log", str(trace)] if "log" in name else []), "--", *agent]
     return {
         "direct": agent,
         "relay": [*proxy, "--agent-protocol", "acp", "--", *agent],
@@ -467,9 +495,14 @@ def main() -> None:
                                                       "kimi": {"prompt": 200, "tool": 200}})
     contenders = {"demo": DEMO, "kimi": KIMI, None: DEMO + KIMI}[args.only]
     skipped = {}
+    try:
+        floor_binary()
+    except RuntimeError as exc:
+        skipped = dict.fromkeys(FLOORS, str(exc))
+        contenders = tuple(name for name in contenders if name not in FLOORS)
     kimi_py, reason = kimi_python() if args.only != "demo" else (None, "")
     if kimi_py is None and args.only != "demo":
-        skipped = {name: f"kimi-cli is not installed: {reason}" for name in KIMI}
+        skipped |= {name: f"kimi-cli is not installed: {reason}" for name in KIMI}
         contenders = tuple(name for name in contenders if name not in KIMI)
     info = machine_info()
     results = anyio.run(run, rounds, counts, contenders, kimi_py)
