@@ -112,9 +112,12 @@ CAVEATS = [
 TARGET_LATENCY = 0.0002  # seconds added per message
 TARGET_CPU = 0.15  # fraction added over direct
 BANNER = "wireproto: listening on "
-FLOORS = ("floor (C)", "floor+log (C)")  # (relay_floor.c, when a C compiler is found)
-DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace", *FLOORS)
-KIMI_SETS = tuple((f"kimi {p} direct", f"kimi {p} direct again", f"kimi {p} relay+trace")
+# (relay_floor.c, when a C compiler is found)
+FLOORS = ("floor (C)", "floor+log (C)", "kimi wire floor+log (C)", "kimi acp floor+log (C)")
+DEMO = ("direct", "relay", "relay+trace", "translate", "ws direct", "ws relay+trace",
+        *FLOORS[:2])
+KIMI_SETS = tuple((f"kimi {p} direct", f"kimi {p} direct again", f"kimi {p} relay+trace",
+                   f"kimi {p} floor+log (C)")
                   for p in ("wire", "acp"))  # (each measured together: see measure_set)
 KIMI = KIMI_SETS[0] + KIMI_SETS[1]
 BASELINE = {"ws relay+trace": "ws direct",  # (the rest: "direct")
@@ -189,7 +192,9 @@ def contender_cmd(name: str, trace: Path, kimi: tuple[list[str], list[str]] = ([
     wire_proxy = [*WIREPROTO, "proxy", "--log-level", "warning", "--serve", "wire",
                   "--agent-protocol", "wire", "--trace", str(trace)]
     if name in FLOORS:
-        return [floor_binary(), *(["--log", str(trace)] if "log" in name else []), "--", *agent]
+        backend = kimi[0] if "wire" in name else kimi[1] if "acp" in name else agent
+        return [floor_binary(), *(["--log", str(trace)] if "log" in name else []), "--",
+                *backend]
     return {
         "direct": agent,
         "relay": [*proxy, "--agent-protocol", "acp", "--", *agent],
@@ -313,17 +318,15 @@ def transit(client: Client, start: int) -> dict[str, float]:
     at most the width of that interval (``clock_bound``: the shortest request
     hop plus the shortest transit seen)."""
     assert client.trace is not None
-    stamps: dict[str, list[float]] = {"send": [], "recv": []}
-    with client.trace.open("rb") as f:
-        for line in f:
-            head = msgspec.json.decode(line, type=_TraceHead)
-            stamps[head.dir].append(head.t)
+    stamps, absolute = _stamps(client.trace.read_bytes())
     received = len(client.received)
     if len(stamps["recv"]) < received or len(stamps["send"]) != len(client.sent):
         raise RuntimeError(f"the trace has {len(stamps['recv'])} messages to the client, "
                            f"the client received {received}")
-    opened = max(s - t for s, t in zip(client.sent, stamps["send"], strict=True))
+    opened = 0.0 if absolute else max(s - t for s, t in zip(client.sent, stamps["send"],
+                                                             strict=True))
     latest = min(r - t for r, t in zip(client.received, stamps["recv"], strict=False))
+    latest = opened if absolute else latest  # (relay_floor's stamps need no bound)
     # (a message the relay passed on before the client sent its request, such as a
     # notification after the previous answer, waited for the client: not counted)
     hops = sorted(r - t - opened for r, t, w in zip(
@@ -336,6 +339,24 @@ def transit(client: Client, start: int) -> dict[str, float]:
 class _TraceHead(msgspec.Struct):
     t: float
     dir: str
+
+
+def _stamps(log: bytes) -> tuple[dict[str, list[float]], bool]:
+    """The stamp of each message of a ``--trace`` file or a ``relay_floor`` log, by
+    direction, and whether they are absolute (``relay_floor``'s: ``CLOCK_MONOTONIC``)."""
+    stamps: dict[str, list[float]] = {"send": [], "recv": []}
+    if not log.startswith(b"# "):
+        for line in log.splitlines():
+            head = msgspec.json.decode(line, type=_TraceHead)
+            stamps[head.dir].append(head.t)
+        return stamps, False
+    at = 0
+    while at < len(log):  # "# TIME DIR SIZE\n" then the chunk: one stamp per line ended
+        end = log.index(b"\n", at)
+        _, t, direction, size = log[at:end].split()
+        at = end + 1 + int(size)
+        stamps[direction.decode()] += [float(t)] * log.count(b"\n", end + 1, at)
+    return stamps, True
 
 
 def warmup(count: int) -> int:
@@ -382,7 +403,8 @@ async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | 
     texts = {"prompt": "hello", "tool": "read hello.py"}
     cmd = contender_cmd(name, home / "trace.jsonl", kimi)
     async with open_contender(cmd, env, name.startswith("ws ")) as (stream, pid):
-        client = Client(stream, home / "trace.jsonl" if "--trace" in cmd else None)
+        client = Client(stream, home / "trace.jsonl"
+                        if "--trace" in cmd or "--log" in cmd else None)
         if name.startswith("kimi wire"):
             await client.call("initialize", {"protocol_version": "1.9"})
             yield client, pid, {w: ("prompt", {"user_input": texts[w]}) for w in counts}
@@ -459,6 +481,7 @@ async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
                                                Path(tmp) / f"{r}-{name.replace(' ', '-')}"))
         for names in KIMI_SETS:
             if names[0] in contenders:
+                names = tuple(n for n in names if n in contenders)
                 got.update(await measure_set(names, counts["kimi"], rounds["kimi"],
                                              Path(tmp) / names[0].replace(" ", "-"), kimi_py))
     out: dict[str, Any] = {}

@@ -7,9 +7,10 @@
  * Starts CMD with its stdin and stdout on pipes and relays this process's stdin
  * to CMD and CMD's stdout to this process's stdout, one thread, with the system
  * calls of wireproto's relay per chunk: one poll, one read, one write of a
- * trace record (a header line with the time and the direction, then the chunk's
- * bytes as they are: not the --trace format, no JSON check) and one write
- * forwarding the chunk. Not a product: it assumes a blocking writer is fine. */
+ * log record (a line "# TIME DIR SIZE": CLOCK_MONOTONIC seconds once the chunk
+ * was read, send or recv, its size; then the chunk's bytes as they are: not the
+ * --trace format, no JSON check) and one write forwarding the chunk. Not a
+ * product: it assumes a blocking writer is fine. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -82,8 +83,8 @@ int main(int argc, char **argv) {
             if (trace >= 0) {
                 struct timespec now;
                 clock_gettime(CLOCK_MONOTONIC, &now);
-                int size = snprintf(head, sizeof head, "{\"t\":%ld.%06ld,\"dir\":\"%s\"}\n",
-                                    (long)now.tv_sec, now.tv_nsec / 1000, dirs[k]);
+                int size = snprintf(head, sizeof head, "# %ld.%06ld %s %zd\n",
+                                    (long)now.tv_sec, now.tv_nsec / 1000, dirs[k], n);
                 struct iovec parts[2] = {{head, (size_t)size}, {buf, (size_t)n}};
                 if (writev(trace, parts, 2) < 0) { perror("relay_floor: log"); return 1; }
             }
