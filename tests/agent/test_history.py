@@ -1,4 +1,4 @@
-"""``turn.history()``: the conversation as typed messages, from memory."""
+"""``turn.history()``: the conversation as typed messages, from memory once read."""
 
 from __future__ import annotations
 
@@ -65,13 +65,44 @@ async def test_history_is_typed_cheap_and_survives_a_restart(workdir: Path, tmp_
         HistoryMessage("assistant", "It has two lines."),
     ]
     assert runtime.history(session) == expected
-    assert store.loads == 0  # from memory, never from the file
+    assert store.loads == 1  # the runtime's first read; then from memory
+    other = await runtime.new_session(RecordingChannel(), str(workdir))
+    await runtime.prompt(other, [Text("hello")])
+    assert agent.seen[-1] == [HistoryMessage("user", "hello", (Text("hello"),))]
+    assert store.loads == 1  # kept in memory from its start
 
     second = CountingStore(tmp_path / "sessions")
     restarted = Runtime(Remembering(), second)
     reopened = await restarted.open_session(RecordingChannel(), session.id)
-    assert restarted.history(reopened) == expected  # rebuilt once from the stored history
     assert second.loads == 1
+    assert restarted.history(reopened) == expected  # read from the store once
+    assert restarted.history(reopened) == expected
+    assert second.loads == 2
+    again = await restarted.open_session(RecordingChannel(), other.id)
+    assert restarted.history(again)[0].text == "hello"
+    assert second.loads == 3  # built from what the open read
+
+
+class Silent(Agent):
+    async def prompt(self, turn: Turn) -> StopReason:
+        await turn.say("ok")
+        return StopReason.END_TURN
+
+
+async def test_an_agent_that_never_reads_keeps_no_conversation(
+    workdir: Path, tmp_path: Path
+) -> None:
+    store = CountingStore(tmp_path / "sessions")
+    runtime = Runtime(Silent(), store)
+    session = await runtime.new_session(RecordingChannel(), str(workdir))
+    await runtime.prompt(session, [Text("hi")])
+    assert store.loads == 0
+    assert runtime.history(session) == [  # not kept so far: read from the store
+        HistoryMessage("user", "hi", (Text("hi"),)), HistoryMessage("assistant", "ok")]
+    assert store.loads == 1
+    await runtime.prompt(session, [Text("again")])
+    assert [m.text for m in runtime.history(session)] == ["hi", "ok", "again", "ok"]
+    assert store.loads == 1  # kept from the first read on
 
 
 def _call_id(runtime: Runtime, session: object) -> str:

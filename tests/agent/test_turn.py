@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import random
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -25,7 +27,7 @@ from wireproto.agent.events import (
 )
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
-from wireproto.agent.turn import Turn
+from wireproto.agent.turn import Turn, new_id
 from wireproto.errors import ConnectionClosed, InvalidArgument
 from wireproto.testing import RecordingChannel
 
@@ -209,3 +211,22 @@ async def test_wait_for_steering_and_for_cancellation(
     assert seen == [[[Text("more")]], True]
     assert channel.text() == ""
     assert [type(e) for e in channel.events()][1:] == [SteerReceived, TurnEnded]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_ids_are_fresh_in_a_forked_child_and_whatever_random_is_seeded_to() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child writes its next id and exits at once
+        os.write(write, new_id("msg").encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    child = os.read(read, 100).decode()
+    os.close(read)
+    os.close(write)
+    assert child != new_id("msg")  # the same generator state would give the same id
+    assert len(child) == len("msg_") + 16
+    random.seed(1)
+    first = new_id("sess")
+    random.seed(1)
+    assert new_id("sess") != first

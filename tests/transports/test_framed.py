@@ -137,3 +137,12 @@ async def test_interrupt_receive_ends_the_receive_in_progress_wherever_it_is() -
     finally:
         await stream.aclose()
         os.close(w)
+
+
+async def test_send_many_frames_what_lacks_a_terminator_and_joins_the_rest() -> None:
+    writer, reader = _pipe_pair()
+    async with writer, reader:
+        await writer.send_many([b'{"a":1}\n', b'{"a":2}\n'])  # framed already: joined as is
+        await writer.send_many([b'{"a":3}', b'{"a":4}\n', b'{"a":5}'])  # mixed
+        expected = [b'{"a":%d}' % n for n in range(1, 6)]
+        assert [await reader.receive() for _ in range(5)] == expected

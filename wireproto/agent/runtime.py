@@ -22,10 +22,17 @@ at the latest before the bytes of the messages they describe leave the
 process: a crash (``kill -9``) still loses nothing the client was sent. With
 any other channel each event is written to the store as soon as it is sent.
 Reads (load, resume, list) and session ends write what is held back first.
+
+The conversation a turn reads (:meth:`Runtime.history`) is kept in memory
+once the agent has read one: the first read of a session not kept yet
+builds it from the store, and from then on every session opened is kept
+(later events folded in as they are recorded). An agent that never reads
+it pays nothing per event.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -54,6 +61,7 @@ from wireproto.errors import (
     Busy,
     ConnectionClosed,
     InvalidArgument,
+    NotFound,
     first_leaf,
 )
 
@@ -62,6 +70,7 @@ __all__ = ["Runtime"]
 log = logging.getLogger(__name__)
 
 _LIVE_ONLY = (Notice,)  # events never written to history
+_utc_now = functools.partial(datetime.now, timezone.utc)
 
 
 class Runtime:
@@ -82,7 +91,9 @@ class Runtime:
         self.store = open_store(store)
         self.sessions: dict[str, Session] = {}
         self._held: dict[str, list[Event]] = {}  # records held back, by session id
+        # the conversations kept in memory (see the module docstring), by session id
         self._conversations: dict[str, Conversation] = {}
+        self._keep_conversations = False  # the agent read one: keep every session's
 
     # ------------------------------------------------------------ sessions
 
@@ -104,7 +115,8 @@ class Runtime:
         session.channel = channel
         self.store.create(sid, cwd, list(roots))
         self.sessions[sid] = session
-        self._conversations[sid] = Conversation()
+        if self._keep_conversations:
+            self._conversations[sid] = Conversation()
         await self.agent.session_started(session, "new")
         return session
 
@@ -141,7 +153,8 @@ class Runtime:
         session.updated_at = stored.updated_at
         session.channel = channel
         self.sessions[session_id] = session
-        self._conversations[session_id] = Conversation.from_events(stored.events)
+        if self._keep_conversations:
+            self._conversations[session_id] = Conversation.from_events(stored.events)
         if replay and channel is not None:
             for event in stored.events:
                 await channel.send(session, event, replay=True)
@@ -217,13 +230,14 @@ class Runtime:
         self._record(session, event)
 
     def _record(self, session: Session, event: Event) -> None:
-        session.updated_at = datetime.now(timezone.utc)
+        session.updated_at = _utc_now()
         if isinstance(event, _LIVE_ONLY):
             return
         sid = session.id
-        conversation = self._conversations.get(sid)
-        if conversation is not None:
-            conversation.add(event)
+        if self._conversations:
+            conversation = self._conversations.get(sid)
+            if conversation is not None:
+                conversation.add(event)
         if getattr(session.channel, "flushes_history", False):
             held = self._held.get(sid)
             if held is None:
@@ -256,10 +270,26 @@ class Runtime:
         """The session's conversation so far, as typed messages (from memory).
 
         Everything recorded counts, the running turn's prompt and output
-        included; a history clear empties it.
+        included; a history clear empties it. The runtime's first call
+        reads the session's history from the store once; from then on the
+        conversations of open sessions are kept current in memory.
         """
         conversation = self._conversations.get(session.id)
-        return conversation.messages if conversation is not None else []
+        if conversation is None:
+            self._keep_conversations = True
+            conversation = self._stored_conversation(session)
+            if self.sessions.get(session.id) is session:  # (open: kept current from now on)
+                self._conversations[session.id] = conversation
+        return conversation.messages
+
+    def _stored_conversation(self, session: Session) -> Conversation:
+        """The conversation of what the store holds for ``session`` (empty: none)."""
+        self.flush_history()
+        try:
+            events = self.store.load(session.id).events
+        except NotFound:
+            events = []
+        return Conversation.from_events(events)
 
     # --------------------------------------------------------------- turns
 

@@ -10,6 +10,7 @@ tool) is cancelled and the pending client request with it.
 from __future__ import annotations
 
 import os
+import random
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -61,9 +62,18 @@ _FINAL = (ToolStatus.COMPLETED, ToolStatus.FAILED)
 _FULL_CHECK_EVERY = 8  # emits between checks of the enclosing scopes' cancellation
 
 
+# Ids need to be unique, not secret (any client can list the sessions): a
+# generator of its own, seeded from the OS and again in a forked child, gives
+# 64 random bits without the system call of os.urandom (two per prompt), and
+# an agent seeding the random module cannot make ids repeat.
+_ids = random.Random()
+if hasattr(os, "register_at_fork"):  # (no fork, no need: Windows)
+    os.register_at_fork(after_in_child=_ids.seed)
+
+
 def new_id(prefix: str) -> str:
     """Return a fresh unique id such as ``msg_3f2a...`` (64 random bits in hex)."""
-    return f"{prefix}_{os.urandom(8).hex()}"
+    return f"{prefix}_{_ids.getrandbits(64):016x}"
 
 
 class ToolCall:

@@ -20,12 +20,16 @@ Two ways in, by what the message needs:
 * :meth:`Writer.send` / :meth:`Writer.send_nowait` (notifications, requests
   among others: they come in bursts). The message is
   queued and the producer goes on without yielding while there is room,
-  except once every :data:`YIELD_EVERY` messages, so a burst is written in a
-  few large writes and a loop of ``notify`` calls still lets others run. That
-  yield comes *before* the message is queued: once ``send`` has queued it, it
-  returns without letting the writer run, so a producer that records what it
-  sends after ``send`` returns (the agent runtime) always records it before
-  ``before_write`` is called for the write that carries it.
+  except once every :data:`YIELD_EVERY` messages queued between two writes,
+  so a burst is written in a few large writes and a loop of ``notify`` calls
+  still lets others run. That yield comes *before* the message is queued:
+  once ``send`` has queued it, it returns without letting the writer run, so
+  a producer that records what it sends after ``send`` returns (the agent
+  runtime) always records it before ``before_write`` is called for the write
+  that carries it. After such a yield the writer, once woken, lets the ready
+  tasks run before it takes its batch (the rest of the burst joins it);
+  otherwise it writes at once (a burst that ended, e.g. a handler's
+  notifications and its answer, is all queued by then).
 
 Either way a producer waits while the queue is full: it holds ``size``
 messages, and at most ``max_bytes`` bytes counting the batch being written
@@ -185,7 +189,8 @@ class Writer:
         self._waiting = 0  # producers waiting for room
         self._closed = False
         self._cause: BaseException | None = None
-        self._streak = 0
+        self._streak = 0  # messages queued by send since the last write
+        self._cut = False  # a send yielded since the last write
         self._started = False
         self._tg: anyio.abc.TaskGroup | None = None  # where the task runs, once started
         self._running = False  # the task was started
@@ -216,6 +221,7 @@ class Writer:
         self._streak += 1
         if self._streak >= YIELD_EVERY:  # before the put: once queued, the producer
             self._streak = 0  # goes on at once (the writer cannot write it in between)
+            self._cut = True
             await anyio.lowlevel.checkpoint()
         while not self._put(data):
             await self._wait_room()
@@ -279,8 +285,8 @@ class Writer:
         items = self._items
         if len(items) >= self._size:
             return False
-        size = len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data)))
-        held = self._bytes + size
+        held = self._bytes + (
+            len(data) if type(data) is bytes else sum(map(len, cast(list[bytes], data))))
         if held > self.max_bytes and self._bytes:
             self.over_budget = True  # (a message over the budget goes alone)
             return False
@@ -288,7 +294,8 @@ class Writer:
         if held > self.peak_bytes:
             self.peak_bytes = held
         items.append(data)
-        self._kick()
+        if self._wake is not None or not self._running:  # (else the task is on its way)
+            self._kick()
         return True
 
     def _kick(self) -> None:
@@ -387,34 +394,46 @@ class Writer:
                     self._wake = waiter = self._new_waiter()
                     try:
                         await waiter
-                        # let the tasks that are ready run first: what they
-                        # queue now (e.g. the answer after a burst of
-                        # notifications) goes out in the same write
-                        await anyio.lowlevel.checkpoint()
+                        if self._cut:
+                            # a producer yielded in the middle of its burst: let
+                            # the ready tasks run first, so what they queue now
+                            # (the rest of the burst, its answer) goes out in
+                            # the same write
+                            self._cut = False
+                            await anyio.lowlevel.checkpoint()
                     finally:
                         self._idle = False
                         self._wake = None
                     continue
-                first = items.popleft()
-                batch = list(first) if type(first) is list else [cast(bytes, first)]
-                while items and len(batch) < BATCH:
-                    item = items.popleft()
-                    if type(item) is list:
-                        batch.extend(item)
-                    else:
-                        batch.append(cast(bytes, item))
-                self._release_room()
+                # (no casts: each costs a call; the items are bytes or lists of bytes)
+                batch: list[bytes]
+                if len(items) <= BATCH and list not in map(type, items):  # (the usual queue)
+                    batch = list(items)  # type: ignore[arg-type]
+                    items.clear()
+                else:
+                    first = items.popleft()
+                    batch = list(first) if type(first) is list else [first]  # type: ignore[list-item]
+                    while items and len(batch) < BATCH:
+                        item = items.popleft()
+                        if type(item) is list:
+                            batch.extend(item)
+                        else:
+                            batch.append(item)  # type: ignore[arg-type]
+                if self._room is not None:
+                    self._release_room()
+                self._streak = 0
                 if self._before_write is not None:
                     self._before_write()
                 if many:
                     await cast(SupportsSendMany, stream).send_many(batch)
                 else:
-                    for item in batch:
-                        await stream.send(item)
+                    for data in batch:
+                        await stream.send(data)
                 if self._bytes:  # (a failure or discard has zeroed it)
                     self._bytes -= sum(map(len, batch))
                     self.over_budget = False
-                    self._release_room()
+                    if self._room is not None:
+                        self._release_room()
         except STREAM_GONE as exc:
             self._fail(exc)
         finally:

@@ -375,7 +375,8 @@ class Peer:
             ConnectionClosed: the connection is closed.
             LocalProtocolError: the peer is not running.
         """
-        self._check_running()
+        if self._tg is None:  # (the check, inline: once per notification)
+            self._check_running()
         await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
 
     def _check_running(self) -> None:

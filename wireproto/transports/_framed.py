@@ -37,6 +37,7 @@ stream's ``send``) and the reads without a cancel scope of their own.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Protocol, cast, runtime_checkable
 
 import anyio
@@ -60,6 +61,8 @@ READ_SIZE = 64 * 1024
 
 JOIN_BYTES = 256 * 1024
 """The most bytes of several messages :meth:`FramedStream.send_many` joins into one write."""
+
+_NEWLINES = repeat(b"\n")  # (the endings to check, as many as there are messages)
 
 YIELD_EVERY = 32
 """Messages handed out from one read between two yields to the event loop.
@@ -239,6 +242,12 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         """
         if len(items) == 1:
             await self._write(frame(items[0]))
+            return
+        if sum(map(len, items)) + len(items) <= JOIN_BYTES:  # (most batches: one write)
+            if all(map(bytes.endswith, items, _NEWLINES)):  # (framed already: no loop)
+                await self._write(b"".join(items))
+            else:
+                await self._write(b"".join(map(frame, items)))
             return
         group: list[bytes] = []
         size = 0

@@ -188,6 +188,17 @@ def test_a_live_turn_end_announces_title_and_activity() -> None:
     assert T.updates(end, sess, PLAIN, replay=True) == []
 
 
+@pytest.mark.parametrize(("moment", "text"), [
+    (datetime(2026, 1, 2, 4, 4, 5, 7, tzinfo=timezone(timedelta(hours=1))),
+     "2026-01-02T03:04:05.000007Z"),
+    (datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc), "2026-01-02T03:04:05.000000Z"),
+    (datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc),
+     "2026-12-31T23:59:59.999999Z"),
+])
+def test_iso_time_always_has_microseconds_in_utc(moment: datetime, text: str) -> None:
+    assert T.iso_time(moment) == text
+
+
 def test_an_agent_option_change_announces_the_full_set() -> None:
     out = valid_updates(T.updates(OptionChanged("mode", "code"), session(), PLAIN))
     assert out[0] == {"sessionUpdate": "current_mode_update", "currentModeId": "code"}

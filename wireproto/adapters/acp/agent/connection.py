@@ -142,6 +142,7 @@ _HANDLER_GRACE = 1.0  # handlers to answer, sessions to close
 _FLUSH = SHUTDOWN_BUDGET - TURN_GRACE - 2 * _HANDLER_GRACE  # the writer to flush
 
 _AUTH_REQUIRED = "Authentication required"
+_NOT_SERVED = "the ACP connection is not being served"
 
 
 def _absolute(path: str, field: str = "cwd") -> str:
@@ -229,7 +230,7 @@ class AgentConnection:
             ConnectionClosed: the connection is not being served.
         """
         if self._peer is None:
-            raise ConnectionClosed("the ACP connection is not being served")
+            raise ConnectionClosed(_NOT_SERVED)
         return self._peer
 
     async def serve(
@@ -489,13 +490,16 @@ class AgentConnection:
         if not updates:
             return
         sid = session.id
-        held = None if replay else self._setup.get(sid)
-        if held is not None:
-            held.extend(S.SessionNotification(session_id=sid, update=u) for u in updates)
-            return
-        notify = self.peer.notify
+        if self._setup and not replay:
+            held = self._setup.get(sid)
+            if held is not None:
+                held.extend(S.SessionNotification(session_id=sid, update=u) for u in updates)
+                return
+        peer = self._peer
+        if peer is None:  # (self.peer, inline: once per update)
+            raise ConnectionClosed(_NOT_SERVED)
         for update in updates:
-            await notify(UPDATE, S.SessionNotification(session_id=sid, update=update))
+            await peer.notify(UPDATE, S.SessionNotification(session_id=sid, update=update))
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""
