@@ -173,12 +173,17 @@ def test_bench_proxy_json_shape() -> None:
     results = out["results"]
     kimi = {f"kimi {p} {c}" for p in ("wire", "acp")
             for c in ("direct", "direct again", "relay+trace")}
+    floors = {"floor (C)", "floor+log (C)"}  # (relay_floor.c: with a C compiler)
+    kimi_floors = {"kimi wire floor+log (C)", "kimi acp floor+log (C)"}
     # (Kimi's contenders run when kimi-cli is installed, as .ci/run does; else skipped, said why)
-    ran_kimi = not out["skipped"]
-    assert set(out["skipped"]) == (set() if ran_kimi else kimi)
+    ran_kimi = "kimi wire direct" not in out["skipped"]
+    ran_floor = "floor (C)" not in out["skipped"]
+    assert set(out["skipped"]) == (set() if ran_kimi else kimi | kimi_floors) | (
+        set() if ran_floor else floors | kimi_floors)
     assert all(isinstance(why, str) and why for why in out["skipped"].values())
     assert set(results) == {"direct", "relay", "relay+trace", "translate", "ws direct",
-                            "ws relay+trace"} | (kimi if ran_kimi else set())
+                            "ws relay+trace"} | (kimi if ran_kimi else set()) | (
+        floors if ran_floor else set()) | (kimi_floors if ran_kimi and ran_floor else set())
     assert set(results["translate"]) == {"prompt"}
     assert set(results["direct"]) == set(results["relay+trace"]) == {"request", "prompt"}
     for name, workloads in results.items():
@@ -191,9 +196,17 @@ def test_bench_proxy_json_shape() -> None:
                 assert positive(row["cpu_ratio"]) and math.isfinite(row["added_latency"])
             if "direct" not in name:  # a proxy
                 assert row["proxy_share"] >= 0 and math.isfinite(row["proxy_share"])
+                assert row["own_wait"] >= 0
+            if "trace" in name or "log" in name:  # the relay's transit, from its stamps
+                assert positive(row["transit"]) and row["transit_p90"] >= row["transit"]
+                # (relay_floor's stamps are absolute: no bound)
+                assert row["clock_bound"] == 0 if "log" in name else positive(row["clock_bound"])
+            else:
+                assert "transit" not in row
     assert positive(results["relay+trace"]["prompt"]["proxy_share"])  # (the recording relay)
     kimi_targets = {"kimi wire prompt", "kimi wire tool", "kimi acp prompt", "kimi acp tool"}
     assert set(out["targets"]) == {"request", "prompt"} | (kimi_targets if ran_kimi else set())
     for key, target in out["targets"].items():
         assert isinstance(target["met"], bool)
+        assert positive(target["transit_per_message"]) and positive(target["transit_bound"])
         assert (target["control_ratio"] is None) == (not key.startswith("kimi"))
