@@ -46,7 +46,7 @@ import anyio.to_thread
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.proxy.relay import Direction, Observer, Observers
-from wireproto.proxy.trace import _PLAIN, plain_lines
+from wireproto.proxy.trace import _PLAIN
 from wireproto.transports._framed import READ_SIZE, FramedStream
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream
 
@@ -108,33 +108,43 @@ class _Pump:
             log.debug("relay: the pump to the %s ended: %s", self._to, exc)
 
     def _pump(self) -> None:
-        src, wake, poll, read = self.src, self._wake_r, self._reading.poll, os.read
-        show, send, direction, limit = self.observe, self._send, self.direction, self.max_bytes
+        # Between two messages of a real agent the caches go cold: every bytecode,
+        # look-up and object between ``poll`` and the forward costs, so the usual
+        # chunk (whole lines, each starting like a message, no \r: most often one
+        # message) is the straight path through the loop, on locals only.
+        src, dst, poll, read, write = self.src, self.dst, self._reading.poll, os.read, os.write
+        show, direction, limit = self.observe, self.direction, self.max_bytes
+        woken = (self._wake_r, select.POLLIN)  # what poll reports once woken
+        plain, read_size = _PLAIN, READ_SIZE
         pending: list[bytes] = []  # the start of an unterminated line
         size = 0
         discarding = False  # inside a line over max_bytes
         full = False  # the last read filled the buffer: read again without waiting
         while True:
             if not full:
-                for fd, _ in poll():
-                    if fd == wake:
-                        return
+                if woken in poll():
+                    return
             elif self._woken:  # (an input that never pauses does not hold off a stop)
                 return
             try:
-                chunk = read(src, READ_SIZE)
+                chunk = read(src, read_size)
             except BlockingIOError:  # (a spurious wake-up)
                 full = False
                 continue
-            full = len(chunk) == READ_SIZE
-            if not size and chunk[-1:] == b"\n" and not discarding:  # whole lines
-                body = chunk[:-1]
-                if len(chunk) <= limit and plain_lines(body):  # the usual case, inline:
-                    show(direction, body.split(b"\n"))  # whole messages, nothing to strip
-                    if send(chunk):
+            full = len(chunk) == read_size
+            if chunk[-1:] == b"\n" and not size and not discarding:  # whole lines
+                data = chunk
+                lines = chunk.count(b"\n")  # the usual chunk: whole messages, nothing to strip
+                if chunk[:1] in plain and b"\r" not in chunk and len(chunk) <= limit and (
+                        lines == 1 or lines == chunk.count(b"\n{") + chunk.count(b"\n[") + 1):
+                    show(direction, [chunk[:-1]] if lines == 1 else chunk[:-1].split(b"\n"))
+                    try:
+                        written = write(dst, chunk)
+                    except BlockingIOError:  # the reader is behind (dst is non-blocking)
+                        written = 0
+                    if written == len(chunk) or self._write_rest(memoryview(chunk)[written:]):
                         continue
                     return
-                data = chunk
             elif not chunk:  # the end: deliver an unterminated last line
                 if size:
                     self._forward(b"".join(pending) + b"\n")

@@ -64,27 +64,30 @@ class TraceWriter:
 
     def batch(self, direction: str, messages: list[bytes], at: float) -> None:
         """Write the lines of ``messages``, read together at ``at``, with one flush."""
-        t = b'{"t":%.6f' % (at - self._t0)
-        as_msg, as_text = _HEADS.get(direction) or _heads(direction)
+        if len(messages) == 1:  # (the usual batch: a message arrives alone)
+            self._write(self._line(direction, messages[0], at))
+            return
         joined = b"\n".join(messages)
-        if plain_lines(joined) and _all_json(joined, messages):  # (the usual batch)
-            head = t + as_msg
+        if plain_lines(joined) and _all_json(joined, messages):  # (whole JSON lines)
+            head = b'{"t":%.6f' % (at - self._t0) + (_HEADS.get(direction)
+                                                     or _heads(direction))[0]
             self._write(b"".join((head, (b"}\n" + head).join(messages), b"}\n")))
             return
-        parts: list[bytes] = []
-        for message in messages:
-            body = message.rstrip(b"\r\n")
-            parts += (t, as_msg, body, b"}\n") if _is_json(body) else \
-                (t, as_text, _encode(body.decode("utf-8", "replace")), b"}\n")
-        self._write(b"".join(parts))
+        self._write(b"".join([self._line(direction, message, at) for message in messages]))
 
     def _line(self, direction: str, message: bytes, at: float) -> bytes:
+        """The trace line of ``message``: under ``msg`` if it is one JSON value the
+        decoder follows, its strings valid UTF-8, else its text under ``text``."""
         body = message.rstrip(b"\r\n")
         as_msg, as_text = _HEADS.get(direction) or _heads(direction)
-        if _is_json(body):
-            return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_msg, body)
-        text = _encode(body.decode("utf-8", "replace"))
-        return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_text, text)
+        try:
+            _check(body)  # the syntax; it skips over the contents of strings:
+            if not body.isascii():
+                body.decode()  # so they must be valid UTF-8 too
+        except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
+            text = _encode(body.decode("utf-8", "replace"))
+            return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_text, text)
+        return b'{"t":%.6f%s%s}\n' % (at - self._t0, as_msg, body)
 
 
 def _direct(sink: BinaryIO) -> Callable[[bytes], None]:
@@ -117,7 +120,7 @@ def plain_lines(data: bytes) -> bool:
 
 def _all_json(joined: bytes, messages: list[bytes]) -> bool:
     """Whether each of ``messages``, plain lines joined with ``\\n``, is one JSON value
-    whose strings are valid UTF-8 (what :func:`_is_json` says of each, in one pass:
+    whose strings are valid UTF-8 (what ``TraceWriter._line`` says of each, in one pass:
     the values found must be the messages themselves, length for length)."""
     try:
         if not joined.isascii():
@@ -125,17 +128,6 @@ def _all_json(joined: bytes, messages: list[bytes]) -> bool:
         return list(map(len, _check_lines(joined))) == list(map(len, messages))
     except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
         return False
-
-
-def _is_json(body: bytes) -> bool:
-    """Whether ``body`` is one JSON value the decoder follows, its strings valid UTF-8."""
-    try:
-        _check(body)  # the syntax; it skips over the contents of strings:
-        if not body.isascii():
-            body.decode()  # so they must be valid UTF-8 too
-    except (msgspec.DecodeError, RecursionError, UnicodeDecodeError):
-        return False
-    return True
 
 
 def _heads(direction: str) -> tuple[bytes, bytes]:
