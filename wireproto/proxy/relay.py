@@ -86,6 +86,10 @@ call per message, before it forwards them (how a
 :class:`~wireproto.proxy.trace.TraceWriter` writes a batch's lines at once)."""
 
 
+_Batch = Callable[[Direction, list[bytes], float], object]
+_monotonic = time.monotonic
+
+
 class Observers:
     """Show messages to each observer, one batch at a time (calls serialized by a
     lock: the pumps of both directions share one); an observer that raises is
@@ -93,30 +97,33 @@ class Observers:
 
     def __init__(self, observers: Sequence[Observer]) -> None:
         self.live: list[Observer] = []
-        self._calls: list[tuple[Observer, Callable[[Direction, list[bytes], float], object]
-                                | None]] = []
+        self._calls: list[tuple[Observer, _Batch]] = []
         self._lock = threading.Lock()
         self._keep(list(observers))
 
     def _keep(self, observers: list[Observer]) -> None:
         self.live = observers
-        self._calls = [(o, getattr(o, "batch", None)) for o in observers]
+        self._calls = [(o, getattr(o, "batch", None) or _one_by_one(o)) for o in observers]
 
     def show(self, direction: Direction, messages: list[bytes]) -> None:
         """Show ``messages``, read together just now, to every live observer."""
         with self._lock:
-            now = time.monotonic()
+            now = _monotonic()
             for observer, batch in self._calls:
                 try:
-                    if batch is not None:
-                        batch(direction, messages, now)
-                    else:
-                        for data in messages:
-                            observer(RelayedMessage(direction, data, now))
+                    batch(direction, messages, now)
                 except Exception:
                     log.exception("relay: observer %r failed; it sees no further messages",
                                   observer)
                     self._keep([o for o in self.live if o is not observer])
+
+
+def _one_by_one(observer: Observer) -> _Batch:
+    """A batch call for an observer without one: the messages one at a time."""
+    def batch(direction: Direction, messages: list[bytes], now: float) -> None:
+        for data in messages:
+            observer(RelayedMessage(direction, data, now))
+    return batch
 
 
 async def _pump(
