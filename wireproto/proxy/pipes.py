@@ -14,9 +14,11 @@ The pump forwards every complete line of it unchanged, in one write, after
 showing its messages (its non-blank lines, ``\\r\\n`` or ``\\n`` removed) to
 the observers as one batch; the bytes after the last newline wait for the
 rest of their line. The usual chunk, whole lines that each start like a
-message, takes a short path inline (a few checks over the whole chunk, no
-Python per line): between two messages of a real agent the caches go cold,
-and every bytecode run per chunk then costs CPU. The observers of both
+message (most often exactly one), is the loop's straight path, on locals
+only: a few checks over the whole chunk, no Python per line, the observers,
+one forward ``os.write``. Between two messages of a real agent the caches
+go cold, and every bytecode, look-up and object per chunk then costs CPU
+(the other chunks go through :meth:`_Pump._forward`). The observers of both
 directions are called under one lock, never concurrently, each batch
 stamped with one :func:`time.monotonic` reading (a
 :class:`~wireproto.proxy.trace.TraceWriter` writes a batch's trace lines
