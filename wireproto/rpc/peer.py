@@ -467,8 +467,8 @@ class Peer:
                 expecting = False
             else:
                 decoder = self._decoder
-                decoder.fast[0] = last[2]
-                decoder.expected_id[0] = rid
+                decoder._fast[0] = last[2]
+                decoder._expected_id[0] = rid
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
@@ -490,8 +490,9 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
-            # (a response ended it: no other request can expect one while this one is pending)
-            if expecting and not isinstance(slot.response, IncomingResponse):
+            # still ours? (no other request can expect one while this one is pending;
+            # the response usually ended it, but not one that looked like a call)
+            if expecting and self._decoder._fast[0] is self._expected[2]:
                 self._decoder.expect(None)
             if sent and slot.response is None:
                 await self._send_cancel(rid)
@@ -536,8 +537,8 @@ class Peer:
             if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
             else None
         )
-        fast = self._decoder.fast  # (fast[0] read per message: see Decoder.fast)
-        refused = self._decoder.decode_refused
+        fast = self._decoder._fast  # (fast[0] read per message: see Decoder._fast)
+        refused = self._decoder._decode_refused
         handlers = self._handlers
         cause: BaseException
         while True:
