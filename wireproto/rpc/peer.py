@@ -57,7 +57,7 @@ import dataclasses
 import functools
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -379,6 +379,24 @@ class Peer:
         if self._tg is None:  # (the check, inline: once per notification)
             self._check_running()
         await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
+
+    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
+        """Send one notification per item of ``params``, queued as one unit.
+
+        No other message comes between them, no yield to the event loop
+        falls between them, and they are queued all at once or not at all
+        (waiting while the outgoing queue is full): what a producer that
+        records a burst before its first message leaves the process needs.
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+            LocalProtocolError: the peer is not running.
+        """
+        self._check_running()
+        if not params:
+            return
+        encode = self._encoder.encode
+        await self._writer.send([encode(Notification(method=method, params=p)) for p in params])
 
     def _check_running(self) -> None:
         if self._tg is None:
