@@ -4,10 +4,10 @@
   (``Peer._read_loop``) does to decode one. A ``Router`` holds the methods
   as the ACP adapter registers them (params Struct,
   ``dec_hook=acp.codec.dec_hook``, lenient fallback); per message the loop
-  calls ``Decoder.fast[0]`` (read from the list each time), which while no
+  calls ``Decoder._fast[0]`` (read from the list each time), which while no
   response is expected is msgspec's own decode of the router's union:
   envelope and params in one C call, into a ``Call``, with no Python frame
-  around it; what it refuses would go to ``Decoder.decode_refused`` (never
+  around it; what it refuses would go to ``Decoder._decode_refused`` (never
   here). The peer hands ``Call.params`` to the handler as they are (an
   attribute, read by the dispatch, as is the route the peer looks up for
   every message: neither is timed, and no more decoding happens; a message
@@ -98,8 +98,8 @@ def read(data: bytes, number: int = 1, decoder: Decoder = DECODER) -> Any:
     The loop's steps (``Peer._read_loop``), nothing added: ``fast[0]`` read
     per message, its call, and the fallback for what it refuses.
     """
-    fast = decoder.fast
-    refused = decoder.decode_refused
+    fast = decoder._fast
+    refused = decoder._decode_refused
     msg: Any = None
     for _ in range(number):
         try:
@@ -129,12 +129,12 @@ def read_result(
 
     As the peer does for a request alone in flight: what ``Decoder.expect``
     does, inline as ``Peer.request`` does it before sending the request (its
-    lines, as they are there: the ``Decoder.expecting`` look-up is kept
+    lines, as they are there: the ``Decoder._expecting`` look-up is kept
     while the result type repeats, as here), then the read loop's step,
     which ends the expectation as it decodes that response.
     """
-    fast = self._decoder.fast
-    refused = self._decoder.decode_refused
+    fast = self._decoder._fast
+    refused = self._decoder._decode_refused
     msg: Any = None
     for _ in range(number):
         last = self._expected  # (Peer.request from here)
@@ -143,8 +143,8 @@ def read_result(
         if last[2] is None:
             raise AssertionError("an unhashable result type")
         decoder = self._decoder
-        decoder.fast[0] = last[2]  # type: ignore[assignment]
-        decoder.expected_id[0] = RESULT_ID
+        decoder._fast[0] = last[2]  # type: ignore[assignment]
+        decoder._expected_id[0] = RESULT_ID
         try:
             msg = fast[0](data)
         except InvalidMessage:
@@ -179,7 +179,7 @@ CONTENDER = Contender(
     decoders={case: functools.partial(loop, number=1) for case, loop in LOOPS.items()},
     to_plain=to_plain,
     notes=[
-        "calls: the peer's read loop step, Decoder.fast[0] (msgspec's decode of the router's "
+        "calls: the peer's read loop step, Decoder._fast[0] (msgspec's decode of the router's "
         "union: a Call); results: expect + that step, as for a request alone in flight; "
         "Encoder.encode"
     ],

@@ -592,7 +592,7 @@ def test_typed_decoders_kept_are_bounded() -> None:
         decoder.expect(1, Paint, lambda t, o: color_hook(t, o))
         assert decoder.decode_result(raw, Paint, lambda t, o: color_hook(t, o)) == Paint(
             color=Color("red"))
-    assert len(decoder._typed) <= 64 and len(decoder.expecting) <= 64
+    assert len(decoder._typed) <= 64 and len(decoder._expecting) <= 64
 
 
 def test_a_subclass_decode_is_the_one_called() -> None:

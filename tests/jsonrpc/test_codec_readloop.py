@@ -1,4 +1,4 @@
-"""A read loop's way into the decoder: ``Decoder.fast`` and ``decode_refused``.
+"""A read loop's way into the decoder: ``Decoder._fast`` and ``decode_refused``.
 
 The peer calls ``fast[0]`` for each message and gives what it raises (but an
 ``InvalidMessage``) to ``decode_refused``. Whatever the input, and whatever
@@ -45,11 +45,11 @@ class ReadLoop(Decoder):
 
     def decode(self, data: Any) -> Any:
         try:
-            return self.fast[0](data)
+            return self._fast[0](data)
         except InvalidMessage:
             raise
         except Exception:  # what the peer's read loop does with it
-            return self.decode_refused(data)
+            return self._decode_refused(data)
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -71,12 +71,12 @@ def test_the_read_loop_step_ends_where_two_passes_end(dialect: Dialect, data: by
 def test_a_call_costs_one_msgspec_call_while_nothing_is_expected() -> None:
     decoder = Decoder(ACP_DIALECT, make_router())
     decoder.decode(_call("a", {"x": 1}, 1))  # (the plan is built at the first message)
-    union = decoder.fast[0]
+    union = decoder._fast[0]
     assert type(union).__name__ == "builtin_function_or_method"  # msgspec's own decode
     assert isinstance(union(_call("a", {"x": 1}, 1)), Call)
     with pytest.raises(msgspec.ValidationError):  # a response: for decode_refused
         union(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
-    msg = decoder.decode_refused(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
+    msg = decoder._decode_refused(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
     assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
 
 
@@ -84,51 +84,51 @@ def test_a_call_costs_one_msgspec_call_while_nothing_is_expected() -> None:
 def test_an_expectation_ends_at_the_first_response_and_fast_returns_to_the_union() -> None:
     decoder = ReadLoop(ACP_DIALECT, make_router())
     decoder.decode(_call("a", {"x": 1}, 1))
-    union = decoder.fast[0]
+    union = decoder._fast[0]
     decoder.expect(7, Point)
-    assert decoder.fast[0] is decoder.expecting[Point, None] and decoder.expected_id == [7]
+    assert decoder._fast[0] is decoder._expecting[Point, None] and decoder._expected_id == [7]
     request = b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'  # (id first)
     assert isinstance(decoder.decode(request), Call)
     assert isinstance(decoder.decode(_call("note", {"x": 2})), Call)
-    assert decoder.fast[0] is not union  # calls leave it expected
+    assert decoder._fast[0] is not union  # calls leave it expected
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":8,"result":{"x":1}}')  # another id
-    assert type(msg.result) is msgspec.Raw and decoder.fast[0] is union  # ended
+    assert type(msg.result) is msgspec.Raw and decoder._fast[0] is union  # ended
     decoder.expect(7, Point)
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":7,"result":{"x":1}}')
-    assert msg.result == Point(x=1) and decoder.fast[0] is union
+    assert msg.result == Point(x=1) and decoder._fast[0] is union
     decoder.expect(7, Point)
     decoder.expect(None)
-    assert decoder.fast[0] is union
+    assert decoder._fast[0] is union
 
 
 @pytest.mark.fastpath
 def test_any_input_type_ends_the_expectation_at_a_response() -> None:
     decoder = ReadLoop(ACP_DIALECT, make_router())
     decoder.decode(_call("a", {"x": 1}, 1))
-    union = decoder.fast[0]
+    union = decoder._fast[0]
     for kind in (bytes, bytearray, memoryview):
         decoder.expect(7, Point)
         call = decoder.decode(kind(b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'))
         assert isinstance(call, Call) and call.params == Point(x=1)
-        assert decoder.fast[0] is not union
+        assert decoder._fast[0] is not union
         error = kind(b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}')
         msg = decoder.decode(error)
-        assert msg.error is not None and decoder.fast[0] is union
+        assert msg.error is not None and decoder._fast[0] is union
         decoder.expect(7, Point)
         msg = decoder.decode(kind(b'{"jsonrpc":"2.0","id":7,"result":{"x":1}}'))
-        assert msg.result == Point(x=1) and decoder.fast[0] is union
+        assert msg.result == Point(x=1) and decoder._fast[0] is union
 
 
 def test_expecting_is_kept_per_type_and_hook_and_bounded() -> None:
     decoder = Decoder(ACP_DIALECT, make_router())
-    assert decoder.expecting[Point, None] is decoder.expecting[Point, None]
+    assert decoder._expecting[Point, None] is decoder._expecting[Point, None]
     with pytest.raises(TypeError):  # (unhashable: expect keeps the result raw)
-        decoder.expecting[list[Any], onepass._Hook()]
+        decoder._expecting[list[Any], onepass._Hook()]
     for _ in range(100):
-        decoder.expecting[Point, lambda t, o: o]
-    assert len(decoder.expecting) <= 64
+        decoder._expecting[Point, lambda t, o: o]
+    assert len(decoder._expecting) <= 64
     decoder.table = make_router()  # a new table: built again
-    assert len(decoder.expecting) == 0
+    assert len(decoder._expecting) == 0
 
 
 def test_without_fast_paths_the_read_loop_step_is_the_two_passes() -> None:
@@ -137,4 +137,4 @@ def test_without_fast_paths_the_read_loop_step_is_the_two_passes() -> None:
     msg = ReadLoop.decode(decoder, b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
     assert isinstance(msg, IncomingResponse)
     if not FAST_PATHS:
-        assert decoder.fast[0] == decoder._two_pass and type(msg.result) is msgspec.Raw
+        assert decoder._fast[0] == decoder._two_pass and type(msg.result) is msgspec.Raw

@@ -4,7 +4,7 @@ Its result is decoded with the response's envelope (``Decoder.expect``, done
 inline by ``Peer.request``); however the request ends (answered, failed,
 timed out, or with another request in flight), the decoder is left
 expecting nothing, so calls go on taking the one msgspec call of
-``Decoder.fast``.
+``Decoder._fast``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,10 @@ def _router(release: anyio.Event) -> Router:
     async def fail(params: Any) -> Any:
         raise RpcError(1, "no")
 
+    @router.request("fail_like_a_call")
+    async def fail_like_a_call(params: Any) -> Any:
+        raise RpcError(1, "no", {"method": "x"})  # ("method" among the first bytes)
+
     @router.request("slow")
     async def slow(params: Any) -> Any:
         await release.wait()
@@ -56,20 +60,20 @@ async def test_however_a_request_ends_nothing_is_expected_after_it() -> None:
     async with peer_pair(_router(release), _router(release)) as (a, b):
         await b.notify("note", {})  # (a's decoder builds its plan)
         assert await a.request("point", 1, result_type=Point) == Point(1, 2)
-        idle = a._decoder.fast[0]
+        idle = a._decoder._fast[0]
         if FAST_PATHS:
             assert type(idle).__name__ == "builtin_function_or_method"
         assert await a.request("point", 3, result_type=Point) == Point(3, 2)
-        assert a._decoder.fast[0] is idle
+        assert a._decoder._fast[0] is idle
         with pytest.raises(RpcError):
             await a.request("fail", None, result_type=Point)
-        assert a._decoder.fast[0] is idle
+        assert a._decoder._fast[0] is idle
         with pytest.raises(RemoteProtocolError):  # a result Point refuses
             await a.request("point", "one", result_type=Point)
-        assert a._decoder.fast[0] is idle
+        assert a._decoder._fast[0] is idle
         with pytest.raises(TimeoutError):
             await a.request("slow", None, result_type=Point, timeout=0.05)
-        assert a._decoder.fast[0] is idle
+        assert a._decoder._fast[0] is idle
         # two in flight: the second's response, decoded while the first's is
         # expected, never takes the first's type
         async with anyio.create_task_group() as tg:
@@ -83,7 +87,20 @@ async def test_however_a_request_ends_nothing_is_expected_after_it() -> None:
             await wait_all_tasks_blocked()
             tg.start_soon(call, "raw", "point", dict[str, int])
         assert results == {"typed": Point(0, 0), "raw": {"x": 5, "y": 2}}
-        assert a._decoder.fast[0] is idle
+        assert a._decoder._fast[0] is idle
+
+
+async def test_a_response_that_looks_like_a_call_leaves_nothing_expected() -> None:
+    release = anyio.Event()
+    async with peer_pair(_router(release), _router(release)) as (a, b):
+        await b.notify("note", {})  # (a's decoder builds its plan)
+        await a.request("point", 1, result_type=Point)
+        idle = a._decoder._fast[0]
+        with pytest.raises(RpcError):
+            await a.request("fail_like_a_call", None, result_type=Point, id="r")
+        assert a._decoder._fast[0] is idle
+        # the same id again, with no result type: the result is not a Point
+        assert await a.request("point", 7, id="r") == {"x": 7, "y": 2}
 
 
 async def test_an_unhashable_dec_hook_is_decoded_after_the_response() -> None:
@@ -96,4 +113,4 @@ async def test_an_unhashable_dec_hook_is_decoded_after_the_response() -> None:
     release = anyio.Event()
     async with peer_pair(None, _router(release)) as (a, _):
         assert await a.request("point", 4, result_type=Point, dec_hook=Hook()) == Point(4, 2)
-        assert not a._decoder.expecting  # (unhashable: nothing was expected)
+        assert not a._decoder._expecting  # (unhashable: nothing was expected)

@@ -182,6 +182,35 @@ async def test_notifications_handled_in_arrival_order() -> None:
     assert seen == list(range(100))
 
 
+async def test_notify_many_is_queued_as_one_unit() -> None:
+    router = Router()
+    seen: list[int] = []
+    done = anyio.Event()
+
+    @router.notification("tick")
+    async def tick(params: Any) -> None:
+        seen.append(params)
+        if len(seen) == 200:
+            done.set()
+
+    async with peer_pair(None, router) as (a, _):
+
+        async def singles() -> None:
+            for _ in range(100):
+                await a.notify("tick", -1)  # (yields now and then: others may run)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(singles)
+            await anyio.lowlevel.checkpoint()
+            await a.notify_many("tick", list(range(100)))
+        await a.notify_many("tick", [])  # (nothing to send)
+        with anyio.fail_after(units(1)):
+            await done.wait()
+    start = seen.index(0)
+    assert seen[start : start + 100] == list(range(100))  # nothing between them
+    assert seen.count(-1) == 100
+
+
 async def test_no_task_per_notification() -> None:
     router = Router()
     handled: list[int] = []

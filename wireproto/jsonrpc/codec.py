@@ -279,7 +279,7 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
 
 
 class _Expecting(dict[tuple[Any, "DecHook | None"], Callable[[Data], Any]]):
-    """(result type, dec_hook) -> what :attr:`Decoder.fast` holds while such a response is
+    """(result type, dec_hook) -> what :attr:`Decoder._fast` holds while such a response is
     expected: built on first use, the oldest dropped beyond :data:`_MAX_KEPT`."""
 
     def __init__(self, build: Callable[[Any, DecHook | None], Callable[[Data], Any]]) -> None:
@@ -317,25 +317,6 @@ class Decoder:
         two_pass: methods always decoded in two passes whatever the table
             says (e.g. a peer's cancel notification, which it reads as
             plain JSON).
-
-    Attributes:
-        fast: what a read loop may call instead of :meth:`decode`, for the
-            cost of one C call per call or notification: ``fast[0](data)``
-            (a one-element list, read per message: what it holds changes
-            with the table and with :meth:`expect`) returns what
-            :meth:`decode` returns or raises :class:`InvalidMessage` as it
-            does, or raises any other exception for a message it leaves to
-            :meth:`decode_refused`. While nothing is expected and the table
-            has one-pass methods, it is msgspec's own decode of the
-            table's union (a response, which it refuses, costs one failed
-            msgspec call more than :meth:`decode`).
-        expecting: ``expecting[result_type, dec_hook]`` is what ``fast``
-            holds while a response with such a result is expected (built
-            on first use; ``TypeError`` for an unhashable type or hook).
-            :meth:`expect` is ``fast[0] = expecting[result_type,
-            dec_hook]`` then ``expected_id[0] = id``; a caller doing the
-            same itself saves a call per request.
-        expected_id: a one-element list: the id of the response expected.
     """
 
     def __init__(
@@ -351,15 +332,22 @@ class Decoder:
         self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
+        # For the peer's read loop (rpc/peer.py), which saves a call per message:
+        # _fast[0](data) returns what decode returns or raises InvalidMessage as
+        # it does, or raises anything else for a message it leaves to
+        # _decode_refused; while nothing is expected it is msgspec's own decode
+        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`
+        # then `_expected_id[0] = id`, which the peer does inline.
         paths = self._paths = Paths(self._two_pass)
-        self.fast: list[Callable[[Data], Incoming]] = paths.fast
-        self.expected_id: list[Id | None] = paths.expected_id
-        self.expecting = _Expecting(self._expected)
+        self._fast: list[Callable[[Data], Incoming]] = paths.fast
+        self._expected_id: list[Id | None] = paths.expected_id
+        self._expecting = _Expecting(self._expected)
         if FAST_PATHS:
             self._decode: Callable[[Data], Incoming] = paths.decode
-            self.decode_refused = paths.refused  # type: ignore[method-assign]
+            paths.decode.__doc__ = Decoder.decode.__doc__  # (help(decoder.decode))
+            self._decode_refused = paths.refused  # type: ignore[method-assign]
         else:  # (two passes, whatever happens)
-            two = self._decode = self.decode_refused = self._two_pass  # type: ignore[method-assign]
+            two = self._decode = self._decode_refused = self._two_pass  # type: ignore[method-assign]
             paths.use(two, two)
         if type(self).decode is Decoder.decode:  # (a subclass's own decode is kept)
             self.decode = self._decode  # type: ignore[method-assign]
@@ -373,7 +361,7 @@ class Decoder:
     @table.setter
     def table(self, table: ParamsTable | None) -> None:
         self._table: ParamsTable = _NoTable() if table is None else table
-        self.expecting.clear()  # (expect: only with a table)
+        self._expecting.clear()  # (expect: only with a table)
         self._paths.end()
         self._table_changed()
         self._table.watch(self._table_changed)
@@ -400,10 +388,10 @@ class Decoder:
         """
         return self._decode(data)
 
-    def decode_refused(self, data: Data) -> Incoming:
+    def _decode_refused(self, data: Data) -> Incoming:
         """Decode a message ``fast[0]`` raised for (anything but :class:`InvalidMessage`).
 
-        What :meth:`decode` does after the one msgspec call of :attr:`fast`
+        What :meth:`decode` does after the one msgspec call of ``_fast``
         failed: a success response (its ``result`` raw), or the two passes.
 
         Raises:
@@ -440,27 +428,28 @@ class Decoder:
         ``dec_hook``), if that strict decode succeeds; every other response,
         and this one when it fails, keeps its result raw. One request at a
         time: a later call replaces the expectation, ``id`` ``None`` ends
-        it, and so does the next response decoded (this one or any other).
-        While a response is expected, a call whose member after ``jsonrpc``
-        is not ``method`` (a request) costs a failed decode more: end the
-        expectation when the request ends without its response. (Only with
+        it; decoding the next response usually ends it too (not one that
+        looks like a call, e.g. an error whose ``data`` has a ``method``
+        key), so end it when the request ends. While a response is
+        expected, a call whose member after ``jsonrpc`` is not ``method``
+        (a request) costs a failed decode more. (Only with
         the fast paths on, for a decoder with a table, and for a type
         msgspec can decode.)
         """
         if id is not None:
             try:
-                self.fast[0] = self.expecting[result_type, dec_hook]
+                self._fast[0] = self._expecting[result_type, dec_hook]
             except TypeError:  # (an unhashable type or hook: the raw result it is)
                 pass
             else:
-                self.expected_id[0] = id
+                self._expected_id[0] = id
                 return
         self._paths.end()
 
     def _expected(self, result_type: Any, dec_hook: DecHook | None) -> Callable[[Data], Any]:
-        """What :attr:`fast` holds while a response with this result is expected."""
+        """What ``_fast`` holds while a response with this result is expected."""
         if not FAST_PATHS:
-            return self._decode  # (what fast holds, always)
+            return self._decode  # (what _fast holds, always)
         decode: Callable[[Data], Any] = no_plan  # (no table: the raw result it is)
         if type(self._table) is not _NoTable:
             try:

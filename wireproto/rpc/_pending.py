@@ -31,15 +31,15 @@ log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the p
 
 
 Expected = tuple[Any, Any, Callable[[Any], Any] | None]
-"""A result type, its dec_hook, and ``Decoder.expecting`` of them (``None``: unhashable)."""
+"""A result type, its dec_hook, and ``Decoder._expecting`` of them (``None``: unhashable)."""
 
 NOTHING_EXPECTED: Expected = (object(), None, None)
 
 
 def expectation(decoder: Decoder, result_type: Any, dec_hook: DecHook | None) -> Expected:
-    """``decoder.expecting[result_type, dec_hook]``, kept by the peer while the type repeats."""
+    """``decoder._expecting[result_type, dec_hook]``, kept by the peer while the type repeats."""
     try:
-        return (result_type, dec_hook, decoder.expecting[result_type, dec_hook])
+        return (result_type, dec_hook, decoder._expecting[result_type, dec_hook])
     except TypeError:  # an unhashable type or hook: the raw result it is
         return (result_type, dec_hook, None)
 

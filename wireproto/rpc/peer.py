@@ -57,7 +57,7 @@ import dataclasses
 import functools
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -380,6 +380,24 @@ class Peer:
             self._check_running()
         await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
 
+    async def notify_many(self, method: str, params: Sequence[Any]) -> None:
+        """Send one notification per item of ``params``, queued as one unit.
+
+        No other message comes between them, no yield to the event loop
+        falls between them, and they are queued all at once or not at all
+        (waiting while the outgoing queue is full): what a producer that
+        records a burst before its first message leaves the process needs.
+
+        Raises:
+            ConnectionClosed: the connection is closed.
+            LocalProtocolError: the peer is not running.
+        """
+        self._check_running()
+        if not params:
+            return
+        encode = self._encoder.encode
+        await self._writer.send([encode(Notification(method=method, params=p)) for p in params])
+
     def _check_running(self) -> None:
         if self._tg is None:
             raise LocalProtocolError("the peer is not running: use 'async with peer'")
@@ -467,8 +485,8 @@ class Peer:
                 expecting = False
             else:
                 decoder = self._decoder
-                decoder.fast[0] = last[2]
-                decoder.expected_id[0] = rid
+                decoder._fast[0] = last[2]
+                decoder._expected_id[0] = rid
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
@@ -490,8 +508,9 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
-            # (a response ended it: no other request can expect one while this one is pending)
-            if expecting and not isinstance(slot.response, IncomingResponse):
+            # still ours? (no other request can expect one while this one is pending;
+            # the response usually ended it, but not one that looked like a call)
+            if expecting and self._decoder._fast[0] is self._expected[2]:
                 self._decoder.expect(None)
             if sent and slot.response is None:
                 await self._send_cancel(rid)
@@ -536,8 +555,8 @@ class Peer:
             if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
             else None
         )
-        fast = self._decoder.fast  # (fast[0] read per message: see Decoder.fast)
-        refused = self._decoder.decode_refused
+        fast = self._decoder._fast  # (fast[0] read per message: see Decoder._fast)
+        refused = self._decoder._decode_refused
         handlers = self._handlers
         cause: BaseException
         while True:

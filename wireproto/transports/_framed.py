@@ -244,10 +244,11 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
             await self._write(frame(items[0]))
             return
         if sum(map(len, items)) + len(items) <= JOIN_BYTES:  # (most batches: one write)
-            if all(map(bytes.endswith, items, _NEWLINES)):  # (framed already: no loop)
-                await self._write(b"".join(items))
-            else:
-                await self._write(b"".join(map(frame, items)))
+            try:  # (framed already: no loop)
+                framed = all(map(bytes.endswith, items, _NEWLINES))
+            except TypeError:  # (not all bytes: a bytearray, say)
+                framed = False
+            await self._write(b"".join(items if framed else map(frame, items)))
             return
         group: list[bytes] = []
         size = 0
