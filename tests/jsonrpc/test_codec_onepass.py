@@ -9,9 +9,7 @@ loop is needed in this module.
 from __future__ import annotations
 
 import gc
-import importlib.util
 import json
-import sys
 import weakref
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +18,7 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from loading import load_file
 from msgspec import UNSET
 
 from wireproto._switches import FAST_PATHS
@@ -40,14 +39,8 @@ from wireproto.rpc.router import Router
 
 
 def _load_sibling(name: str) -> Any:
-    """Import another test module of this folder (the tests are not a package)."""
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"wireproto_tests_jsonrpc_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import another test module of this folder."""
+    return load_file(Path(__file__).with_name(f"{name}.py"), f"wireproto_tests_jsonrpc_{name}")
 
 
 MALFORMED: list[tuple[bytes, Any, Any]] = _load_sibling("test_codec").MALFORMED

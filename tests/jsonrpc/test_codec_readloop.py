@@ -8,13 +8,12 @@ passes end. No event loop is needed in this module.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+from loading import load_file
 
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
@@ -22,14 +21,8 @@ from wireproto.jsonrpc.codec import ACP_DIALECT, Call, Decoder, Dialect, Incomin
 
 
 def _load_sibling(name: str) -> Any:
-    """Import another test module of this folder (the tests are not a package)."""
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(f"wireproto_tests_jsonrpc_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import another test module of this folder."""
+    return load_file(Path(__file__).with_name(f"{name}.py"), f"wireproto_tests_jsonrpc_{name}")
 
 
 onepass = _load_sibling("test_codec_onepass")

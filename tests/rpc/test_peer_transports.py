@@ -8,7 +8,6 @@ case runs on asyncio and on trio.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,6 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
+from loading import load_file
 from timeouts import units
 
 from wireproto.errors import ConnectionClosed
@@ -39,11 +39,7 @@ KINDS = ["memory", "subprocess", "websocket"]
 
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"wireproto_tests_{name}", HELPERS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(HELPERS / f"{name}.py", f"wireproto_tests_{name}")
 
 
 app = _load("peer_app")

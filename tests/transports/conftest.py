@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -24,6 +23,7 @@ from types import ModuleType
 import anyio
 import anyio.abc
 import pytest
+from loading import load_file
 
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports.memory import memory_pair
@@ -38,11 +38,7 @@ from wireproto.transports.websocket import (
 HELPERS = Path(__file__).resolve().parents[1] / "helpers"
 KINDS = ["memory", "stdio", "subprocess", "websocket"]
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"wireproto_tests_{name}", HELPERS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(HELPERS / f"{name}.py", f"wireproto_tests_{name}")
 
 
 echo_helper = _load("echo")

@@ -10,7 +10,6 @@ agent writes (schema, gating, ordering).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -21,6 +20,7 @@ from typing import Any
 
 import anyio
 import pytest
+from loading import load_file
 from timeouts import units
 
 from wireproto.adapters.acp import serve_acp
@@ -35,13 +35,8 @@ AGENT_SCRIPT = HELPERS / "acp_agent.py"
 
 
 def load_helper(name: str) -> ModuleType:
-    """Import ``tests/helpers/NAME.py`` (the tests are not a package)."""
-    spec = importlib.util.spec_from_file_location(f"wireproto_tests_{name}", HELPERS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    """Import ``tests/helpers/NAME.py``."""
+    return load_file(HELPERS / f"{name}.py", f"wireproto_tests_{name}")
 
 
 acp_raw = load_helper("acp_raw")
