@@ -278,19 +278,23 @@ def _repair_utf8(data: bytes | bytearray | memoryview) -> bytes | None:
     return None
 
 
-class _Expecting(dict[tuple[Any, "DecHook | None"], Callable[[Data], Any]]):
-    """(result type, dec_hook) -> what :attr:`Decoder._fast` holds while such a response is
-    expected: built on first use, the oldest dropped beyond :data:`_MAX_KEPT`."""
+class _Kept(dict[tuple[Any, "DecHook | None"], T]):
+    """(type, dec_hook) -> what ``build`` makes of them: built on first use, the oldest
+    dropped beyond :data:`_MAX_KEPT` (``TypeError`` for an unhashable type or hook)."""
 
-    def __init__(self, build: Callable[[Any, DecHook | None], Callable[[Data], Any]]) -> None:
+    def __init__(self, build: Callable[[Any, DecHook | None], T]) -> None:
         super().__init__()
         self._build = build
 
-    def __missing__(self, key: tuple[Any, DecHook | None]) -> Callable[[Data], Any]:
-        decode = self[key] = self._build(*key)
+    def __missing__(self, key: tuple[Any, DecHook | None]) -> T:
+        made = self[key] = self._build(*key)
         if len(self) > _MAX_KEPT:
             del self[next(iter(self))]
-        return decode
+        return made
+
+
+def _typed_decoder(type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(type_, dec_hook=dec_hook)
 
 
 class _NoTable:
@@ -329,7 +333,7 @@ class Decoder:
         self.dialect = dialect
         self._envelope = msgspec.json.Decoder(_Envelope)
         self._error = msgspec.json.Decoder(Error)
-        self._typed: dict[Any, msgspec.json.Decoder[Any]] = {}
+        self._typed: _Kept[msgspec.json.Decoder[Any]] = _Kept(_typed_decoder)
         self._two_pass_methods = frozenset(two_pass)
         self._answer = answer_decoder(IncomingResponse, dialect.require_jsonrpc).decode
         # For the peer's read loop (rpc/peer.py), which saves a call per message:
@@ -341,13 +345,16 @@ class Decoder:
         paths = self._paths = Paths(self._two_pass)
         self._fast: list[Callable[[Data], Incoming]] = paths.fast
         self._expected_id: list[Id | None] = paths.expected_id
-        self._expecting = _Expecting(self._expected)
+        self._expecting: _Kept[Callable[[Data], Any]] = _Kept(self._expected)
+        # what the read loop calls for whatever _fast[0] raised (but InvalidMessage):
+        # a success response (its result raw), or the two passes
+        self._decode_refused: Callable[[Data], Incoming]
         if FAST_PATHS:
             self._decode: Callable[[Data], Incoming] = paths.decode
             paths.decode.__doc__ = Decoder.decode.__doc__  # (help(decoder.decode))
-            self._decode_refused = paths.refused  # type: ignore[method-assign]
+            self._decode_refused = paths.refused
         else:  # (two passes, whatever happens)
-            two = self._decode = self._decode_refused = self._two_pass  # type: ignore[method-assign]
+            two = self._decode = self._decode_refused = self._two_pass
             paths.use(two, two)
         if type(self).decode is Decoder.decode:  # (a subclass's own decode is kept)
             self.decode = self._decode  # type: ignore[method-assign]
@@ -387,17 +394,6 @@ class Decoder:
                 wants only a log line).
         """
         return self._decode(data)
-
-    def _decode_refused(self, data: Data) -> Incoming:
-        """Decode a message ``fast[0]`` raised for (anything but :class:`InvalidMessage`).
-
-        What :meth:`decode` does after the one msgspec call of ``_fast``
-        failed: a success response (its ``result`` raw), or the two passes.
-
-        Raises:
-            InvalidMessage: as :meth:`decode`.
-        """
-        return self._paths.refused(data)  # type: ignore[no-any-return]
 
     def _first(self, data: Data) -> Any:
         """The decoders before the plan is built: build it, then :meth:`decode` again."""
@@ -551,16 +547,10 @@ class Decoder:
         raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
 
     def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
-        key = type_ if dec_hook is None else (type_, dec_hook)
         try:
-            dec = self._typed.get(key)
+            return self._typed[type_, dec_hook]
         except TypeError:  # an unhashable type or hook: not kept
-            return msgspec.json.Decoder(type_, dec_hook=dec_hook)
-        if dec is None:
-            dec = self._typed[key] = msgspec.json.Decoder(type_, dec_hook=dec_hook)
-            if len(self._typed) > _MAX_KEPT:
-                del self._typed[next(iter(self._typed))]
-        return dec
+            return _typed_decoder(type_, dec_hook)
 
     def _decode_typed(self, raw: msgspec.Raw, type_: Any, dec_hook: DecHook | None) -> Any:
         # A Raw payload was skipped, not checked, by the envelope pass: invalid
