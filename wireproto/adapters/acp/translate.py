@@ -38,10 +38,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
-import msgspec
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as S
@@ -87,6 +85,7 @@ from wireproto.agent.events import (
     UsageUpdated,
     UserMessage,
 )
+from wireproto.agent.store.base import iso
 
 __all__ = [
     "DECISION_OF_OPTION",
@@ -287,15 +286,8 @@ def _steer(e: SteerReceived, ctx: Context, replay: bool) -> list[S.SessionUpdate
     return []  # ACP has no steering; such input never arrives over ACP
 
 
-_encode_json = msgspec.json.Encoder().encode
-
-
-def iso_time(moment: datetime) -> str:
-    """ISO 8601 in UTC with microseconds, as ``session/list`` shows ``updatedAt``."""
-    utc = moment.astimezone(timezone.utc)
-    if utc.microsecond:  # msgspec writes the same, ~30x faster than strftime
-        return _encode_json(utc)[1:-1].decode()
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # (msgspec would drop ".000000")
+iso_time = iso
+"""ISO 8601 in UTC with microseconds, as ``session/list`` shows ``updatedAt``."""
 
 
 def session_info_update(session: Session) -> S.SessionInfoUpdate:

@@ -98,7 +98,13 @@ def title_of(content: list[ContentBlock]) -> str | None:
 
 def iso(moment: datetime) -> str:
     """ISO 8601 in UTC, always with microseconds: ``2026-01-02T03:04:05.123456Z``."""
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    utc = moment.astimezone(timezone.utc)
+    if utc.microsecond:  # msgspec writes the same, ~30x faster than strftime
+        return _encode_json(utc)[1:-1].decode()
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # (msgspec would drop ".000000")
+
+
+_encode_json = msgspec.json.Encoder().encode
 
 
 def _micros(moment: datetime) -> int:
