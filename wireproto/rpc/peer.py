@@ -392,11 +392,13 @@ class Peer:
             ConnectionClosed: the connection is closed.
             LocalProtocolError: the peer is not running.
         """
-        self._check_running()
-        if not params:
-            return
+        if self._tg is None:  # (the check, inline: once per event)
+            self._check_running()
         encode = self._encoder.encode
-        await self._writer.send([encode(Notification(method=method, params=p)) for p in params])
+        if len(params) == 1:  # (one message: queued as such, the writer's usual item)
+            await self._writer.send(encode(Notification(method=method, params=params[0])))
+        elif params:
+            await self._writer.send([encode(Notification(method=method, params=p)) for p in params])
 
     def _check_running(self) -> None:
         if self._tg is None:

@@ -498,12 +498,10 @@ class AgentConnection:
         peer = self._peer
         if peer is None:  # (self.peer, inline: once per update)
             raise ConnectionClosed(_NOT_SERVED)
-        if len(updates) == 1:
-            await peer.notify(UPDATE, S.SessionNotification(session_id=sid, update=updates[0]))
-        else:  # (as one unit: none written before the event is recorded)
-            await peer.notify_many(
-                UPDATE, [S.SessionNotification(session_id=sid, update=u) for u in updates]
-            )
+        # (as one unit: none written before the event is recorded)
+        await peer.notify_many(
+            UPDATE, [S.SessionNotification(session_id=sid, update=u) for u in updates]
+        )
 
     async def request_approval(self, session: Session, request: ApprovalRequest) -> Approval:
         """Ask with ``session/request_permission`` (see :class:`~.calls.ClientCalls`)."""

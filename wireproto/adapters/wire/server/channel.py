@@ -181,10 +181,8 @@ class WireChannel:
         Raises:
             ConnectionClosed: the connection is closed.
         """
-        if len(events) == 1:
-            await self.peer.notify(EVENT_METHOD, encode_event(events[0]))
-        else:  # (as one unit: none written before the event they tell is recorded)
-            await self.peer.notify_many(EVENT_METHOD, [encode_event(e) for e in events])
+        # (as one unit: none written before the event they tell is recorded)
+        await self.peer.notify_many(EVENT_METHOD, [encode_event(e) for e in events])
 
     async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
         """Translate one neutral event and write the resulting Wire events."""
