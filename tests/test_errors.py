@@ -98,6 +98,9 @@ def test_rpc_error_text_shows_the_peers_data_truncated() -> None:
     assert str(RpcError(-32602, "Invalid params", {"details": "path: not a string"})).endswith(
         ": path: not a string")
     assert str(RpcError(-32000, "Failed", {"n": 1})) == 'Failed (-32000): {"n": 1}'
+    repeated = RpcError(-32602, "Invalid params: missing `protocolVersion`",
+                        "missing `protocolVersion`")  # the message already ends with its data
+    assert str(repeated) == "Invalid params: missing `protocolVersion` (-32602)"
     long = str(RpcError(-32603, "Internal error", "x" * 5000))
     assert long.endswith("...") and len(long) < errors.DATA_TEXT_LIMIT + 40
     assert repr(detailed).startswith("RpcError(-32603")
