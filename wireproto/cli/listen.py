@@ -54,10 +54,13 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
     """Add ``--ws``, ``--token`` and ``--allow-origin`` to ``parser``."""
     parser.add_argument(
         "--ws", metavar="[HOST:]PORT", required=required,
-        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one)",
+        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one); "
+             "clients must send the token: the URL to use, token included, is printed on "
+             "stderr (wireproto: listening on ws://...?token=...)",
     )
     parser.add_argument(
-        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one)"
+        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one; "
+                        "a HOST other than loopback needs one of these)"
     )
     parser.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
