@@ -521,6 +521,7 @@ class Turn(Asking, Activity):
                 :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
             UnicodeDecodeError: a local file is not UTF-8.
             RpcError: the client refused.
+            RemoteProtocolError: the client's answer is invalid.
         """
         if self.client.read_text_file:
             return await self._channel().read_text_file(self.session, str(self.resolve(path)))
