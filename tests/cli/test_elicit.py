@@ -66,6 +66,17 @@ async def test_every_field_kind() -> None:
     assert "shorter than 2 characters; try again" in out
 
 
+async def test_digits_and_numbers_that_cannot_be_sent_are_asked_again() -> None:
+    request = decode(FORM, S.CreateElicitationRequest)
+    keys = Keys("\u00b2", "9" * 5000, "2", "", "nan", "inf", "", "", "nm", "")  # ²: isdigit
+    ui = FakeUi(keys)
+    answer = await answer_elicitation(ui, request)  # type: ignore[arg-type]
+    assert answer == S.AcceptElicitationResponse(content={
+        "target": "rel", "jobs": 4, "clean": False, "name": "nm"})
+    assert ui.out.getvalue().count("is not one of ['dbg', 'rel']; try again") == 2
+    assert ui.out.getvalue().count("expected a finite number; try again") == 2  # (sent as null)
+
+
 async def test_decline_cancel_and_no_keyboard() -> None:
     request = decode(FORM, S.CreateElicitationRequest)
     assert await answer_elicitation(FakeUi(Keys("/decline")), request) == (  # type: ignore[arg-type]

@@ -523,6 +523,7 @@ class Turn(Asking, Activity):
                 :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
             UnicodeDecodeError: a local file is not UTF-8.
             RpcError: the client refused.
+            RemoteProtocolError: the client's answer is invalid.
         """
         if self.client.read_text_file:
             return await self._channel().read_text_file(self.session, str(self.resolve(path)))
@@ -573,15 +574,10 @@ class Turn(Asking, Activity):
         )
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")
+        elif (problem := tool.arguments_problem(arguments)) is not None:
+            outcome = ToolOutcome(True, "", problem)
         else:
-            import jsonschema  # loaded on the first external tool call (slow to import)
-
-            try:
-                jsonschema.validate(arguments, tool.parameters)
-            except jsonschema.ValidationError as exc:
-                outcome = ToolOutcome(True, "", f"Invalid arguments: {exc.message}")
-            else:
-                outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
+            outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
         status = ToolStatus.FAILED if outcome.is_error else ToolStatus.COMPLETED
         body: list[ToolContent] = [Text(outcome.output)] if outcome.output else []
         await call.update(status=status, content=body, message=outcome.message)
