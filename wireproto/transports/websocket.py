@@ -320,7 +320,8 @@ async def connect_websocket(
         conn = await opened.__aenter__()
     except wsexc.InvalidStatus as exc:
         status = exc.response.status_code
-        raise ConnectionClosed(f"websocket handshake refused: HTTP {status}") from exc
+        raise ConnectionClosed(f"websocket handshake refused: HTTP {status}"
+                               f"{_reason(exc.response.body)}") from exc
     except wsexc.InvalidHandshake as exc:
         raise ConnectionClosed(f"websocket handshake failed: {exc}") from exc
     stream = WebSocketStream(
@@ -379,6 +380,13 @@ async def serve_websocket(
         on_connection, host=host, port=port, max_bytes=max_bytes, process_request=check
     ) as bound_port:
         yield WebSocketServer(host, bound_port)
+
+
+def _reason(body: bytes | bytearray | None) -> str:
+    """`` (the server's text)``: the first line of a refusal's body, bounded and printable."""
+    line = (body or b"")[:200].decode("utf-8", "replace").strip().split("\n", 1)[0]
+    text = "".join(c if c.isprintable() else "?" for c in line).strip()
+    return f" ({text})" if text else ""
 
 
 def _request_info(conn: Any) -> WebSocketRequest:
