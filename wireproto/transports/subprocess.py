@@ -234,10 +234,14 @@ async def open_subprocess(
             cwd=cwd,
             start_new_session=start_new_session,
         )
-    except BaseException:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
             await stdout.aclose()
             await stdin.aclose()
+        if isinstance(exc, FileNotFoundError) and exc.filename == cmd[0] and os.sep not in cmd[0]:
+            raise FileNotFoundError(exc.errno, f"{exc.strerror} (a program looked up on PATH; "
+                                    "give its full path, or [sys.executable, '-m', MODULE] for "
+                                    "a Python module)", cmd[0]) from None
         raise
     finally:
         for fd in (child_in, child_out):
