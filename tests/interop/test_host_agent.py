@@ -1,10 +1,10 @@
 """The host against an agent built on the official ACP TypeScript SDK (``host_agent.mjs``).
 
-The guide's example (``examples/host_example.py``) runs as it is and prints what the
-guide (``docs/host.md``) says; permission
-requests about the host's tools in the title forms of Claude Code and Kimi
-CLI are answered by policy; an agent that outlives its stdin is ended after
-its executor's grace, and the log says by which signal.
+The guide's example (``examples/host_example.py``) runs as it is and prints what
+the guide (``docs/host.md``) says; permission requests about the host's tools in
+the title forms of Claude Code and Kimi CLI are answered by policy; an agent that
+outlives its stdin is ended after its executor's grace, and the log says by which
+signal.
 """
 
 from __future__ import annotations
