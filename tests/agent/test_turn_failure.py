@@ -11,6 +11,7 @@ from wireproto.agent.api import Agent
 from wireproto.agent.content import Text
 from wireproto.agent.events import (
     AgentMessageChunk,
+    PlanEntry,
     StopReason,
     ThoughtChunk,
     ToolCallStarted,
@@ -157,6 +158,12 @@ class Slips(Agent):
             await call.fail(["bad"])  # type: ignore[arg-type]
         elif self.slip == "display=block":
             await turn.request_approval(call, "write", "W", Text("x"))  # type: ignore[arg-type]
+        elif self.slip == "plan([str])":
+            await turn.plan(["Read the code"])  # type: ignore[list-item]
+        elif self.slip == "plan(entry)":
+            await turn.plan(PlanEntry("Read the code"))  # type: ignore[arg-type]
+        elif self.slip == "set_title(int)":
+            await turn.set_title(5)  # type: ignore[arg-type]
         else:  # the values of the enums, as str, are accepted
             await call.update(status="completed")  # type: ignore[arg-type]
         return StopReason.END_TURN
@@ -171,6 +178,9 @@ class Slips(Agent):
     ("fail(list)", "ToolCall.fail() takes a str, not list"),
     ("display=block", "Turn.request_approval(display=) takes a list of content blocks, e.g. "
                       "[Text(...)], not one block"),
+    *((slip, "Turn.plan() takes the list of the plan's entries, e.g. [PlanEntry('Read the "
+             "code', 'in_progress')]") for slip in ("plan([str])", "plan(entry)")),
+    ("set_title(int)", "Turn.set_title() takes a str, not int"),
 ])
 async def test_tool_call_slips_fail_the_turn_saying_what_to_write(
     store: JsonlStore, workdir: Path, slip: str, message: str

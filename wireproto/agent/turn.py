@@ -372,8 +372,12 @@ class Turn(Asking, Activity):
             raise closed
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
-        """Send the complete current plan."""
-        await self.emit(PlanUpdated(entries=list(entries)))
+        """Send the complete current plan (``TypeError`` unless a list of :class:`PlanEntry`)."""
+        plan = None if isinstance(entries, PlanEntry) else list(entries)
+        if plan is None or not all(isinstance(e, PlanEntry) for e in plan):
+            raise TypeError("Turn.plan() takes the list of the plan's entries, e.g. "
+                            "[PlanEntry('Read the code', 'in_progress')]")
+        await self.emit(PlanUpdated(entries=plan))
 
     async def usage(
         self,
