@@ -54,6 +54,7 @@ from wireproto.agent.events import (
     ToolKind,
     ToolStatus,
     UsageUpdated,
+    plan_entries,
 )
 from wireproto.agent.files import read_regular, within_roots, write_regular
 from wireproto.agent.history import HistoryMessage
@@ -373,11 +374,7 @@ class Turn(Asking, Activity):
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
         """Send the complete current plan (``TypeError`` unless a list of :class:`PlanEntry`)."""
-        plan = None if isinstance(entries, PlanEntry) else list(entries)
-        if plan is None or not all(isinstance(e, PlanEntry) for e in plan):
-            raise TypeError("Turn.plan() takes the list of the plan's entries, e.g. "
-                            "[PlanEntry('Read the code', 'in_progress')]")
-        await self.emit(PlanUpdated(entries=plan))
+        await self.emit(PlanUpdated(entries=plan_entries(entries, "Turn.plan()")))
 
     async def usage(
         self,
