@@ -2,8 +2,7 @@
 
 Each websocket connection gets its own child process running ``CMD``; the
 bridge only pumps whole messages both ways, never decoding them (one text
-frame <-> one line on the child's stdio: a line break in a frame, whitespace in
-JSON, is sent as a space). When the connection ends the
+frame <-> one line on the child's stdio). When the connection ends the
 child's stdin is closed and it is shut down (terminated, then killed, if it
 does not exit by itself); when the child ends, the connection is closed.
 On a stop signal every child's stdin is closed, so each can finish and
@@ -97,8 +96,6 @@ async def pump(source: anyio.abc.ObjectStream[bytes],
             continue
         except _ENDED:
             return
-        if b"\n" in message:  # (a frame of pretty JSON: a line break is only whitespace
-            message = message.replace(b"\n", b" ")  # there, and must not split the line)
         try:
             await sink.send(message)
         except _ENDED:
