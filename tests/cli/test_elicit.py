@@ -111,4 +111,7 @@ async def test_wire_questions() -> None:
     assert await answer_questions(FakeUi(Keys("1,2", "GPL")), request) == {  # type: ignore[arg-type]
         "Langs?": "a, b", "License?": "GPL"}
     assert await answer_questions(FakeUi(Keys("/cancel")), request) == {}  # type: ignore[arg-type]
-    assert await answer_questions(FakeUi(None), request) == {}  # type: ignore[arg-type]
+    ui = FakeUi(None)
+    assert await answer_questions(ui, request) == {}  # type: ignore[arg-type]
+    assert ui.out.getvalue().splitlines() == [  # (what was not answered, said)
+        "[question] Langs? / License?", "  -> dismissed (no keyboard with --script)"]

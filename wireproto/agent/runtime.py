@@ -84,9 +84,15 @@ class Runtime:
             to disk; the ``wireproto`` CLI passes a
             :class:`~wireproto.agent.store.JsonlStore` under
             ``$WIREPROTO_HOME/sessions``).
+
+    Raises:
+        TypeError: ``agent`` is a class rather than an agent (``Echo``, not ``Echo()``).
     """
 
     def __init__(self, agent: Agent, store: StoreArg = None) -> None:
+        if isinstance(agent, type):  # (its methods would fail later, missing ``self``)
+            raise TypeError(f"expected an agent, got the class {agent.__name__}: "
+                            f"pass an instance, {agent.__name__}()")
         self.agent = agent
         self.store = open_store(store)
         self.sessions: dict[str, Session] = {}

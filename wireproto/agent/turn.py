@@ -20,7 +20,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from wireproto.agent.activity import Activity
+from wireproto.agent.activity import Activity, text_of
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -263,7 +263,8 @@ class Turn(Asking, Activity):
         return self.step
 
     async def say(self, text: str) -> str:
-        """Stream a chunk of the reply; returns its message id."""
+        """Stream a chunk of the reply (a str); returns its message id."""
+        text = text_of(text, "Turn.say")
         if self._message_id is None:
             self._message_id = new_id("msg")
         self._thought_id = None
@@ -271,7 +272,8 @@ class Turn(Asking, Activity):
         return self._message_id
 
     async def think(self, text: str) -> str:
-        """Stream a chunk of visible reasoning; returns its message id."""
+        """Stream a chunk of visible reasoning (a str); returns its message id."""
+        text = text_of(text, "Turn.think")
         if self._thought_id is None:
             self._thought_id = new_id("thought")
         self._message_id = None

@@ -189,7 +189,7 @@ def _as_property(item: m.QuestionItem) -> Any:
 
 async def answer_questions(ui: Ui, request: m.QuestionRequest) -> dict[str, str]:
     """Ask a Wire ``QuestionRequest``; ``{}`` (dismissed) when refused or without keyboard."""
-    ui.printer.line("[question]")
+    ui.printer.line(f"[question] {' / '.join(item.question for item in request.questions)}")
     if ui.keyboard is None:
         ui.printer.line("  -> dismissed (no keyboard with --script)")
         return {}
