@@ -19,7 +19,8 @@ the modes it handles). For each request:
 
 A ``pattern`` is the agent's regular expression, and one may backtrack for longer
 than anyone waits (``(a|aa)+$`` against 60 ``a``) while holding the interpreter: the
-checks of a form with patterns run in a worker process, stopped after
+values a form's checks match against patterns are matched first in a short-lived
+child Python (``-I -S``: only ``re``, none of the program's code), stopped after
 :data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
 
 ``elicitation/complete`` notifications go to ``on_complete`` when given.
@@ -29,14 +30,17 @@ A ``$/cancel_request`` from the agent cancels the handler (the peer answers
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
-import anyio.to_process
 import msgspec
 from msgspec import UNSET
 
@@ -162,7 +166,7 @@ def _string_value_problem(p: s.StringPropertySchema, value: Any) -> str | None:
         return f"shorter than {p.min_length} characters"
     if _set(p.max_length) and len(value) > p.max_length:  # type: ignore[operator]
         return f"longer than {p.max_length} characters"
-    if _set(p.pattern) and re.search(str(p.pattern), value) is None:
+    if _set(p.pattern) and not _matches(str(p.pattern), value):
         return f"does not match {p.pattern!r}"
     return None
 
@@ -228,19 +232,59 @@ def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) 
     return None
 
 
-def _has_pattern(schema: s.ElicitationSchema) -> bool:
-    return any(isinstance(p, s.StringPropertySchema) and _set(p.pattern)
-               for p in schema.properties.values())
+_MATCHED: ContextVar[dict[tuple[str, str], bool] | None] = ContextVar("_MATCHED", default=None)
+"""(pattern, value) -> whether it matches, found apart by :func:`_bounded` for its check."""
+
+_SEARCH = (
+    "import json, re, sys\n"
+    "def found(p, v):\n"
+    "    try:\n"
+    "        return re.search(p, v) is not None\n"
+    "    except re.error:\n"
+    "        return False\n"
+    "json.dump([found(p, v) for p, v in json.load(sys.stdin)], sys.stdout)\n"
+)
+"""The child's program: only the standard library, whatever the parent runs."""
+
+
+def _matches(pattern: str, value: str) -> bool:
+    known = _MATCHED.get()
+    found = None if known is None else known.get((pattern, value))
+    return re.search(pattern, value) is not None if found is None else found
+
+
+def _pattern_pairs(
+    schema: s.ElicitationSchema, content: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The (pattern, value) pairs a check of ``schema`` (and ``content``) may search."""
+    pairs = set()
+    for name, p in schema.properties.items():
+        if isinstance(p, s.StringPropertySchema) and _set(p.pattern):
+            for value in (p.default, (content or {}).get(name)):
+                if isinstance(value, str):
+                    pairs.add((str(p.pattern), value))
+    return sorted(pairs)
 
 
 async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema,
                    *args: Any) -> str | None:
-    """``check(schema, *args)``: in a worker process, for at most :data:`PATTERN_TIME`
-    seconds, when the schema has patterns."""
-    if not _has_pattern(schema):
+    """``check(schema, *args)``, its pattern searches done first in a child process
+    stopped after :data:`PATTERN_TIME` seconds."""
+    pairs = _pattern_pairs(schema, *args)
+    if not pairs:
         return check(schema, *args)
     with anyio.move_on_after(PATTERN_TIME):
-        return await anyio.to_process.run_sync(check, schema, *args, cancellable=True)
+        done = await anyio.run_process(
+            [sys.executable, "-I", "-S", "-c", _SEARCH], input=json.dumps(pairs).encode(),
+            stderr=subprocess.DEVNULL, check=False,
+        )
+        if done.returncode != 0:
+            return "a pattern could not be checked (its search failed)"
+        token = _MATCHED.set(dict(zip(pairs, json.loads(done.stdout), strict=True)))
+        try:
+            return check(schema, *args)
+        finally:
+            _MATCHED.reset(token)
     return f"a pattern takes longer than {PATTERN_TIME:g} s to check"
 
 
