@@ -55,6 +55,7 @@ __all__ = [
     "ElicitationRequests",
     "FormOrUrl",
     "answer_problem",
+    "bounded_value_problem",
     "schema_problem",
     "value_problem",
 ]
@@ -286,6 +287,15 @@ async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema
         finally:
             _MATCHED.reset(token)
     return f"a pattern takes longer than {PATTERN_TIME:g} s to check"
+
+
+async def bounded_value_problem(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
+    """:func:`value_problem`, its ``pattern`` searched apart for at most :data:`PATTERN_TIME`
+    seconds (for a value typed by a person: the agent's pattern may backtrack for ever)."""
+    def check(schema: s.ElicitationSchema, content: dict[str, Any]) -> str | None:
+        return value_problem(prop, value)
+
+    return await _bounded(check, s.ElicitationSchema(properties={"v": prop}), {"v": value})
 
 
 # ------------------------------------------------------------------ serving
