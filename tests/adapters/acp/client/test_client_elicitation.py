@@ -186,6 +186,15 @@ async def test_the_pattern_search_never_runs_the_programs_own_code(tmp_path: Any
     assert runs.read_text() == "started\n"
 
 
+async def test_an_integer_too_large_for_a_float_is_checked_not_raised() -> None:
+    # (math.isfinite converts to float: OverflowError, an internal error for the agent)
+    big = b"9" * 400
+    schema = decode(b'{"properties": {"n": {"type": "integer", "maximum": 5, "default": '
+                    + big + b"}}}", S.ElicitationSchema)
+    assert schema_problem(schema) == "field 'n': greater than 5"
+    assert answer_problem(schema, {"n": 10**400}) == "field 'n': greater than 5"
+
+
 async def test_required_must_name_a_field() -> None:
     schema = decode(b'{"properties": {"a": {"type": "string"}}, "required": ["b"]}',
                     S.ElicitationSchema)

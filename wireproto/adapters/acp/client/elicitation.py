@@ -179,7 +179,7 @@ def _number_value_problem(
         return "expected a number"
     if isinstance(p, s.IntegerPropertySchema) and not isinstance(value, int):
         return "expected an integer"
-    if not math.isfinite(value):  # JSON has no NaN nor infinity: it would go as null
+    if isinstance(value, float) and not math.isfinite(value):  # (JSON has none: sent as null)
         return "expected a finite number"
     if _set(p.minimum) and value < p.minimum:  # type: ignore[operator]
         return f"less than {p.minimum}"
