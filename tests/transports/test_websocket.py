@@ -155,6 +155,23 @@ async def test_one_text_frame_per_message_without_newline() -> None:
     assert received == [b'{"from":"raw"}']
 
 
+
+async def test_line_breaks_inside_a_frame_arrive_as_spaces() -> None:
+    received: list[bytes] = []
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        received.extend([await stream.receive(), await stream.receive()])
+
+    with anyio.fail_after(units(2)):
+        async with serve_websocket(handler) as server:
+            async with connect_websocket(server.url) as client:
+                await client.send(b'{\n  "a": "x\\ny"\n}')  # pretty JSON: one message
+                await client.send(b"[1,\r\n2,\r3]")
+                with pytest.raises(anyio.EndOfStream):
+                    await client.receive()  # the handler returned
+    # one line each, as a relay to a pipe (bridge, proxy) must write them
+    assert received == [b'{   "a": "x\\ny" }', b"[1,  2, 3]"]
+
 async def test_both_ends_send_large_messages_at_once() -> None:
     # Each end sends more than the TCP buffers hold before it reads anything
     # back: the reading side must keep reading while its writes are blocked

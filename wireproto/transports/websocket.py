@@ -6,7 +6,9 @@ The ``websockets`` library does the protocol work; :class:`WebSocketStream`
 only adapts a connection to ``anyio.abc.ObjectStream[bytes]``. Each message
 is sent as ONE text frame without the ``\\n`` the codec appends (the bytes
 are sent as they are, no decode/encode round trip); a received frame is
-returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
+returned as bytes (a trailing ``\\n`` is dropped, for peers that send one,
+and any other ``\\r`` or ``\\n``, whitespace in JSON, becomes a space: a
+message relayed to a stream of lines stays one line).
 
 Compression is off: deflating JSON costs more than it saves on loopback.
 :meth:`WebSocketStream.try_send` writes a message at once when the
@@ -75,6 +77,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MESSAGE_TOO_BIG = 1009
+_SPACED = bytes.maketrans(b"\r\n", b"  ")
+"""Line breaks inside a received frame become spaces."""
 
 
 class _Connection(Protocol):
@@ -170,8 +174,10 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
             data = await self._conn.recv(decode=False)
         except wsexc.WebSocketException as exc:
             raise self._convert(exc, sending=False) from exc
-        if data.endswith(b"\n"):
-            data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+        if b"\n" in data or b"\r" in data:
+            if data.endswith(b"\n"):
+                data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+            data = data.translate(_SPACED)  # JSON whitespace: one line still, relayed to a pipe
         return data
 
     async def send(self, item: bytes) -> None:
