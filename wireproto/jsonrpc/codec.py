@@ -340,11 +340,10 @@ class Decoder:
         # _fast[0](data) returns what decode returns or raises InvalidMessage as
         # it does, or raises anything else for a message it leaves to
         # _decode_refused; while nothing is expected it is msgspec's own decode
-        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`
-        # then `_expected_id[0] = id`, which the peer does inline.
+        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`,
+        # which the peer does inline.
         paths = self._paths = Paths(self._two_pass)
         self._fast: list[Callable[[Data], Incoming]] = paths.fast
-        self._expected_id: list[Id | None] = paths.expected_id
         self._expecting: _Kept[Callable[[Data], Any]] = _Kept(self._expected)
         # what the read loop calls for whatever _fast[0] raised (but InvalidMessage):
         # a success response (its result raw), or the two passes
@@ -422,15 +421,19 @@ class Decoder:
         The :class:`IncomingResponse` that :meth:`decode` returns for it then
         holds the result already decoded into ``result_type`` (with
         ``dec_hook``), if that strict decode succeeds; every other response,
-        and this one when it fails, keeps its result raw. One request at a
-        time: a later call replaces the expectation, ``id`` ``None`` ends
-        it; decoding the next response usually ends it too (not one that
-        looks like a call, e.g. an error whose ``data`` has a ``method``
-        key), so end it when the request ends. While a response is
-        expected, a call whose member after ``jsonrpc`` is not ``method``
-        (a request) costs a failed decode more. (Only with
-        the fast paths on, for a decoder with a table, and for a type
-        msgspec can decode.)
+        and this one when it fails, keeps its result raw. Only while request
+        ``id`` is the only one outstanding: the id is not matched (that
+        would cost every expected response), so the next success response
+        decoded is taken for its response, whatever its id (one to another
+        id, e.g. a late answer to a request given up, answers no request
+        and is dropped anyway). A later call replaces the expectation,
+        ``id`` ``None`` ends it; decoding the next response usually ends it
+        too (not one that looks like a call, e.g. an error whose ``data``
+        has a ``method`` key), so end it when the request ends, or as soon
+        as another request is sent. While a response is expected, a call
+        whose member after ``jsonrpc`` is not ``method`` (a request) costs
+        a failed decode more. (Only with the fast paths on, for a decoder
+        with a table, and for a type msgspec can decode.)
         """
         if id is not None:
             try:
@@ -438,7 +441,6 @@ class Decoder:
             except TypeError:  # (an unhashable type or hook: the raw result it is)
                 pass
             else:
-                self._expected_id[0] = id
                 return
         self._paths.end()
 
