@@ -137,10 +137,12 @@ def read_result(
     refused = self._decoder._decode_refused
     msg: Any = None
     for _ in range(number):
-        last = self._expected  # (Peer.request from here)
-        if RESULT is not last[0] or hook is not last[1]:
-            last = self._expected = expectation(self._decoder, RESULT, hook)
-        self._decoder._fast[0] = last[2]  # type: ignore[assignment]
+        kept, kept_hook, decode = self._expected  # (Peer.request from here)
+        if RESULT is not kept or hook is not kept_hook:
+            kept, kept_hook, decode = self._expected = expectation(
+                self._decoder, RESULT, hook
+            )
+        self._decoder._fast[0] = decode  # type: ignore[assignment]
         try:
             msg = fast[0](data)
         except InvalidMessage:

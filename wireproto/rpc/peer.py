@@ -481,10 +481,12 @@ class Peer:
             and result_type is not _ANY and result_type is not msgspec.Raw
         )
         if expecting:  # (Decoder.expect inline; its look-up kept while the type repeats)
-            last = self._expected
-            if result_type is not last[0] or dec_hook is not last[1]:
-                last = self._expected = expectation(self._decoder, result_type, dec_hook)
-            self._decoder._fast[0] = last[2]
+            kept, kept_hook, decode = self._expected
+            if result_type is not kept or dec_hook is not kept_hook:
+                kept, kept_hook, decode = self._expected = expectation(
+                    self._decoder, result_type, dec_hook
+                )
+            self._decoder._fast[0] = decode
         elif not alone and self._decoder._fast[0] is self._expected[2]:
             # no longer alone: the expectation, which matches no id, ends here
             self._decoder.expect(None)
