@@ -418,21 +418,20 @@ class Decoder:
     ) -> None:
         """Decode the response to request ``id`` with its result, in one msgspec call.
 
-        The :class:`IncomingResponse` that :meth:`decode` returns for it then
-        holds the result already decoded into ``result_type`` (with
-        ``dec_hook``), if that strict decode succeeds; every other response,
-        and this one when it fails, keeps its result raw. Only while request
-        ``id`` is the only one outstanding: the id is not matched (that
-        would cost every expected response), so the next success response
-        decoded is taken for its response, whatever its id (one to another
-        id, e.g. a late answer to a request given up, answers no request
-        and is dropped anyway). A later call replaces the expectation,
-        ``id`` ``None`` ends it; decoding the next response usually ends it
-        too (not one that looks like a call, e.g. an error whose ``data``
-        has a ``method`` key), so end it when the request ends, or as soon
-        as another request is sent. While a response is expected, a call
-        whose member after ``jsonrpc`` is not ``method`` (a request) costs
-        a failed decode more. (Only with the fast paths on, for a decoder
+        For a request alone in flight: the next success response that
+        :meth:`decode` returns then holds its result already decoded into
+        ``result_type`` (with ``dec_hook``), if that strict decode
+        succeeds; the responses after it, and this one when the decode
+        fails, keep their result raw. The id is not matched (that would
+        cost every expected response): a response to another id (e.g. a
+        late answer to a request given up) is decoded the same way, and
+        answers no request. A later call replaces the expectation, ``id``
+        ``None`` ends it; decoding the next response usually ends it too
+        (not one that looks like a call, e.g. an error whose ``data`` has a
+        ``method`` key), so end it when the request ends, and as soon as
+        another request is sent. While a response is expected, a call whose
+        member after ``jsonrpc`` is not ``method`` (a request) costs a
+        failed decode more. (Only with the fast paths on, for a decoder
         with a table, and for a type msgspec can decode.)
         """
         if id is not None:
