@@ -27,11 +27,12 @@ no second pass. The envelope types accept only what needs no dialect rule
 not ``null``), so nothing is checked around the call. A response has no
 tag: it fails the union and is given to one msgspec call for a success
 response, which accepts only what needs no dialect rule and keeps
-``result`` raw; the response :meth:`Decoder.expect` names (a peer's request
-alone in flight) is tried first instead, with ``result`` decoded into its
-type in the same call. Whatever the one pass does not accept (unknown
-method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
-envelope, an error response) is decoded in two passes, so error answers
+``result`` raw; while :meth:`Decoder.expect` says one is expected (a peer's
+request alone in flight, its id not matched), the next success response is
+tried first instead, with ``result`` decoded into its type in the same call.
+Whatever the one pass does not accept (unknown method, invalid or absent
+params, ``"params": null``, a ``null`` id, a bad envelope, an error
+response) is decoded in two passes, so error answers
 are exactly those of the two-pass path. The params of a :class:`Call` are
 those of the table at decoding time: a peer looks its route up at once.
 
