@@ -536,17 +536,22 @@ class Decoder:
 
     def _response(self, env: _Envelope, id: Id) -> IncomingResponse:
         if env.error and env.result:  # exactly one of the two is allowed
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
+            raise self._invalid_response(id)
         if env.error:
             try:
                 return IncomingResponse(id=id, error=self._error.decode(env.error))
             except msgspec.DecodeError as exc:
-                raise InvalidMessage(
-                    ErrorCode.INVALID_REQUEST, self.dialect.invalid_response
-                ) from exc
+                raise self._invalid_response(id) from exc
         if env.result:
             return IncomingResponse(id=id, result=env.result)
-        raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
+        raise self._invalid_response(id)
+
+    def _invalid_response(self, id: Id) -> InvalidMessage:
+        """A response to request ``id`` that cannot be read: it fails that request (and is
+        answered, with a null id)."""
+        return InvalidMessage(
+            ErrorCode.INVALID_REQUEST, self.dialect.invalid_response, id=id, response=True
+        )
 
     def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
         try:

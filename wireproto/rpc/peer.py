@@ -609,10 +609,12 @@ class Peer:
 
     async def _on_invalid(self, exc: InvalidMessage) -> None:
         log.warning("%s: invalid message: %s", self.name, exc)
-        if exc.response:
+        if exc.response:  # (exc.id is the request it answers: never answered with it)
             self._fail_pending(exc)
-        elif exc.reply:
-            await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
+        if exc.reply:
+            await self._handlers.reply_error(
+                None if exc.response else exc.id, exc.code, exc.message, exc.data
+            )
 
     def _fail_pending(self, exc: InvalidMessage) -> None:
         """A response that cannot be read fails the request it answers."""
