@@ -595,7 +595,7 @@ class Turn(Asking, Activity):
         )
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")
-        elif (problem := tool.arguments_problem(arguments)) is not None:
+        elif (problem := await tool.check_arguments(arguments)) is not None:
             outcome = ToolOutcome(True, "", problem)
         else:
             outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
