@@ -5,27 +5,18 @@ is a regular expression that may backtrack for longer than anyone waits (``^(a|a
 against 60 ``a`` and a ``!``) while holding the agent's whole process, every session
 of every connection. A schema with patterns is therefore checked in a child Python
 that runs this file (the standard library and ``jsonschema`` only, never the
-program's own code), stopped after :data:`PATTERN_TIME` seconds of checking (its
-start-up is not counted).
+program's own code), stopped after 2 seconds of checking
+(:func:`~wireproto._childcheck.check_apart`).
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Any
 
-PATTERN_TIME = 2.0
-"""Seconds the check of a schema with patterns may take."""
-
-_START_TIME = 60.0  # seconds the child may take to start (a loaded machine), not checking
-
-_CHILD = (
-    "import json, runpy, sys\n"
-    "sys.path[:] = json.loads(sys.argv[1])\n"  # (ours: -I dropped PYTHONPATH and the like)
-    "runpy.run_path(sys.argv[2], run_name='__main__')\n"
-)
+_CODE = f"import runpy\nrunpy.run_path({__file__!r}, run_name='__main__')\n"
+"""The child's program: this file (run by path, so nothing else of wireproto is imported)."""
 
 
 def arguments_problem(parameters: dict[str, Any], arguments: Any) -> str | None:
@@ -62,38 +53,18 @@ async def bounded_arguments_problem(parameters: dict[str, Any], arguments: Any) 
     """:func:`arguments_problem`; in a child Python when the schema has patterns."""
     if not has_patterns(parameters):
         return arguments_problem(parameters, arguments)
-    import anyio
-    from anyio.streams.buffered import BufferedByteReceiveStream
+    from wireproto._childcheck import CHECK_TIME, CheckFailed, check_apart  # (not in the child)
 
     given = json.dumps({"parameters": parameters, "arguments": arguments}).encode()
-    async with await anyio.open_process(
-        [sys.executable, "-I", "-c", _CHILD, json.dumps(sys.path), __file__],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-    ) as child:
-        assert child.stdin is not None and child.stdout is not None
-        out = BufferedByteReceiveStream(child.stdout)
-        try:
-            with anyio.fail_after(_START_TIME):
-                await out.receive_until(b"\n", 16)  # started: the time counts from here
-            await child.stdin.send(given)
-            await child.stdin.aclose()
-            with anyio.move_on_after(PATTERN_TIME):
-                answer = []
-                while True:
-                    try:
-                        answer.append(await out.receive())
-                    except anyio.EndOfStream:
-                        break
-                problem: str | None = json.loads(b"".join(answer))
-                return problem
-        except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead,
-                anyio.BrokenResourceError, ValueError):
-            return "Invalid arguments: the tool's parameters schema could not be checked"
-        finally:
-            if child.returncode is None:
-                child.kill()
-    return (f"Invalid arguments: a pattern of the tool's parameters schema takes longer "
-            f"than {PATTERN_TIME:g} s to check")
+    try:
+        answer = await check_apart(_CODE, given)
+    except CheckFailed as exc:
+        return f"Invalid arguments: the tool's parameters schema could not be checked ({exc})"
+    if answer is None:
+        return (f"Invalid arguments: a pattern of the tool's parameters schema takes longer "
+                f"than {CHECK_TIME:g} s to check")
+    problem: str | None = json.loads(answer)
+    return problem
 
 
 def _main() -> None:

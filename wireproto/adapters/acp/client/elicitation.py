@@ -20,8 +20,8 @@ the modes it handles). For each request:
 A ``pattern`` is the agent's regular expression, and one may backtrack for longer
 than anyone waits (``(a|aa)+$`` against 60 ``a``) while holding the interpreter: the
 values a form's checks match against patterns are matched first in a short-lived
-child Python (``-I -S``: only ``re``, none of the program's code), stopped after
-:data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
+child Python (only ``re``, none of the program's code: :mod:`wireproto._childcheck`),
+stopped after :data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
 
 ``elicitation/complete`` notifications go to ``on_complete`` when given.
 A ``$/cancel_request`` from the agent cancels the handler (the peer answers
@@ -34,16 +34,14 @@ import json
 import logging
 import math
 import re
-import subprocess
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-import anyio
 import msgspec
 from msgspec import UNSET
 
+from wireproto._childcheck import CHECK_TIME, CheckFailed, check_apart
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.errors import RpcError
@@ -69,7 +67,7 @@ ElicitationHandler = Callable[[FormOrUrl], Awaitable[s.CreateElicitationResponse
 """Answers one elicitation: ``AcceptElicitationResponse(content=...)``,
 ``DeclineElicitationResponse()`` or ``CancelElicitationResponse()``."""
 
-PATTERN_TIME = 2.0
+PATTERN_TIME = CHECK_TIME
 """Seconds the checks of a form with ``pattern`` fields may take (see the module docstring)."""
 
 _MODE: dict[type, str] = {
@@ -237,15 +235,16 @@ _MATCHED: ContextVar[dict[tuple[str, str], bool] | None] = ContextVar("_MATCHED"
 """(pattern, value) -> whether it matches, found apart by :func:`_bounded` for its check."""
 
 _SEARCH = (
-    "import json, re, sys\n"
+    "import re\n"
     "def found(p, v):\n"
     "    try:\n"
     "        return re.search(p, v) is not None\n"
     "    except re.error:\n"
     "        return False\n"
+    "print(flush=True)\n"  # ready
     "json.dump([found(p, v) for p, v in json.load(sys.stdin)], sys.stdout)\n"
 )
-"""The child's program: only the standard library, whatever the parent runs."""
+"""The child's program: only ``re`` (see :mod:`wireproto._childcheck`)."""
 
 
 def _matches(pattern: str, value: str) -> bool:
@@ -274,14 +273,12 @@ async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema
     pairs = _pattern_pairs(schema, *args)
     if not pairs:
         return check(schema, *args)
-    with anyio.move_on_after(PATTERN_TIME):
-        done = await anyio.run_process(
-            [sys.executable, "-I", "-S", "-c", _SEARCH], input=json.dumps(pairs).encode(),
-            stderr=subprocess.DEVNULL, check=False,
-        )
-        if done.returncode != 0:
-            return "a pattern could not be checked (its search failed)"
-        token = _MATCHED.set(dict(zip(pairs, json.loads(done.stdout), strict=True)))
+    try:
+        answer = await check_apart(_SEARCH, json.dumps(pairs).encode(), PATTERN_TIME)
+    except CheckFailed as exc:
+        return f"a pattern could not be checked ({exc})"
+    if answer is not None:
+        token = _MATCHED.set(dict(zip(pairs, json.loads(answer), strict=True)))
         try:
             return check(schema, *args)
         finally:

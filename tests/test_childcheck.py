@@ -1,0 +1,44 @@
+"""Checks run in a child Python: their answer, a time bound, a failure said as one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from wireproto._childcheck import CheckFailed, check_apart
+
+pytestmark = pytest.mark.anyio
+
+READY = "print(flush=True)\n"
+
+
+async def test_the_answer_of_the_child() -> None:
+    code = READY + "sys.stdout.write(sys.stdin.read().upper())\n"
+    assert await check_apart(code, b"given") == b"GIVEN"
+
+
+async def test_a_check_past_its_time_is_none_and_its_child_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+            + READY + "while True: pass\n")  # (the pid written before the time counts)
+    assert await check_apart(code, b"", 0.5) is None
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(pid_file.read_text()), 0)
+
+
+async def test_a_slow_start_is_not_counted() -> None:
+    code = "import time\ntime.sleep(2.5)\n" + READY + "sys.stdout.write('done')\n"
+    assert await check_apart(code, b"") == b"done"  # (2 s to check, once ready)
+
+
+@pytest.mark.parametrize("code", ["raise SystemExit(3)\n", READY + "raise ValueError\n"])
+async def test_a_child_that_fails_is_check_failed(code: str) -> None:
+    with pytest.raises(CheckFailed):
+        await check_apart(code, b"")
+
+
+async def test_the_child_runs_none_of_the_programs_code() -> None:
+    code = READY + "import sys\nprint('__mp_main__' in sys.modules, 'wireproto' in sys.modules)\n"
+    assert (await check_apart(code, b"")) == b"False False\n"

@@ -1,0 +1,77 @@
+"""A check run in a child Python, stopped after a time: for a peer's regular expressions.
+
+A ``pattern`` from a peer (an ACP agent's form field, a Wire client's tool schema) may
+backtrack for longer than anyone waits (``^(a|aa)+$`` against 60 ``a`` and a ``!``),
+and ``re`` holds the interpreter meanwhile: no event loop, no thread can stop it. Only
+a process can be stopped, so such checks run in a child Python (``-I``: none of the
+program's own code, nor its ``__main__``), killed when the time is up. The child's
+start-up is not counted: it writes a line once ready, then gets its input.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import anyio
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+__all__ = ["CHECK_TIME", "CheckFailed", "check_apart"]
+
+CHECK_TIME = 2.0
+"""Seconds a check may take once its child is ready."""
+
+_START_TIME = 60.0  # seconds the child may take to be ready (a loaded machine): not checking
+
+_PRELUDE = (
+    "import json, sys\n"
+    "sys.path[:] = json.loads(sys.argv[1])\n"  # (ours: -I dropped PYTHONPATH and the like)
+)
+
+
+class CheckFailed(Exception):
+    """The child could not run the check (it failed to start, or crashed)."""
+
+
+async def check_apart(code: str, given: bytes, seconds: float = CHECK_TIME) -> bytes | None:
+    """Run ``code`` in a child Python; its output, or ``None`` past ``seconds``.
+
+    ``code`` writes a line once ready (after its imports), reads ``given`` from its
+    stdin and writes the answer on its stdout.
+
+    Raises:
+        CheckFailed: the child could not be started, or ended without an answer.
+    """
+    try:
+        child = await anyio.open_process(
+            [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(sys.path)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )
+    except OSError as exc:
+        raise CheckFailed(f"cannot start {sys.executable}: {exc}") from exc
+    async with child:
+        assert child.stdin is not None and child.stdout is not None
+        out = BufferedByteReceiveStream(child.stdout)
+        try:
+            with anyio.fail_after(_START_TIME):
+                await out.receive_until(b"\n", 64)  # ready: the time counts from here
+            await child.stdin.send(given)
+            await child.stdin.aclose()
+            with anyio.move_on_after(seconds):
+                answer = []
+                while True:
+                    try:
+                        answer.append(await out.receive())
+                    except anyio.EndOfStream:
+                        break
+                if await child.wait() != 0:
+                    raise CheckFailed(f"the check exited with status {child.returncode}")
+                return b"".join(answer)
+            return None
+        except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead,
+                anyio.BrokenResourceError, anyio.DelimiterNotFound) as exc:
+            raise CheckFailed(f"the check did not run: {type(exc).__name__}") from exc
+        finally:
+            if child.returncode is None:
+                child.kill()
