@@ -195,8 +195,8 @@ class ExternalTool(msgspec.Struct, frozen=True):
     async def check_arguments(self, arguments: Any) -> str | None:
         """:meth:`arguments_problem`, bounded in time: a schema with a ``pattern`` comes
         from the client and may backtrack for ever, so it is checked in a child Python,
-        stopped after :data:`~wireproto.agent._argcheck.PATTERN_TIME` seconds (the call
-        then has that problem)."""
+        stopped after 2 seconds of checking (the call then has that problem).
+        :meth:`Turn.call_tool <wireproto.agent.turn.Turn.call_tool>` uses it."""
         return await bounded_arguments_problem(self.parameters, arguments)
 
 
