@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from wireproto.agent.api import Agent
+from wireproto.agent import ClientFileError, ClientFileNotFound
+from wireproto.agent.api import Agent, ClientCapabilities
 from wireproto.agent.content import Text
 from wireproto.agent.events import (
     AgentMessageChunk,
@@ -23,7 +26,7 @@ from wireproto.agent.events import (
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
-from wireproto.errors import AgentFailed, NotFound
+from wireproto.errors import AgentFailed, NotFound, RpcError
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
@@ -201,3 +204,47 @@ async def test_enum_values_as_str_are_the_enums(store: JsonlStore, workdir: Path
     started = [e for e in channel.events() if isinstance(e, ToolCallStarted)]
     updated = [e for e in channel.events() if isinstance(e, ToolCallUpdated)]
     assert started[0].kind is ToolKind.EDIT and updated[0].status is ToolStatus.COMPLETED
+
+
+class Reads(Agent):
+    """Reads a file, catching what an agent written for local files catches."""
+
+    def __init__(self) -> None:
+        self.caught: list[BaseException] = []
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        for path in ("missing.txt", "/outside/x"):
+            try:
+                await turn.read_text_file(path)
+            except OSError as exc:
+                self.caught.append(exc)
+        return StopReason.END_TURN
+
+
+class Editor(RecordingChannel):
+    """A client serving files that refuses paths outside the session as ACP's does."""
+
+    async def read_text_file(self, session: Any, path: str) -> str:
+        if path.startswith("/outside"):
+            raise RpcError(-32602, f"Path is outside the session's roots: {path}")
+        return await super().read_text_file(session, path)
+
+
+@pytest.mark.parametrize("through_client", [False, True])
+async def test_a_file_read_fails_as_an_os_error_either_way(
+    store: JsonlStore, workdir: Path, through_client: bool
+) -> None:
+    # (through a client it was an RpcError, and the tutorial's `except OSError` let it through)
+    agent = Reads()
+    channel = Editor(ClientCapabilities(read_text_file=through_client))
+    runtime = Runtime(agent, store)
+    session = await runtime.new_session(channel, str(workdir))
+    assert await runtime.prompt(session, [Text("go")]) is StopReason.END_TURN
+    missing, outside = agent.caught
+    assert isinstance(missing, FileNotFoundError) and isinstance(outside, OSError)
+    if through_client:  # the client's error, whole: still an RpcError
+        assert isinstance(missing, ClientFileNotFound) and isinstance(missing, RpcError)
+        assert (missing.code, missing.errno) == (-32002, errno.ENOENT)
+        assert isinstance(outside, ClientFileError) and not isinstance(outside, ClientFileNotFound)
+        assert (outside.code, outside.errno) == (-32602, errno.EACCES)
+        assert str(outside) == "Path is outside the session's roots: /outside/x (-32602)"

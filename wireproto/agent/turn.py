@@ -56,7 +56,7 @@ from wireproto.agent.events import (
     UsageUpdated,
     plan_entries,
 )
-from wireproto.agent.files import read_regular, within_roots, write_regular
+from wireproto.agent.files import read_regular, through_client, within_roots, write_regular
 from wireproto.agent.history import HistoryMessage
 from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
@@ -532,13 +532,15 @@ class Turn(Asking, Activity):
 
         Raises:
             OSError: the file cannot be read (``PermissionError`` outside the roots,
-                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...),
+                or the client refused (a :class:`ClientFileError`, also the client's
+                ``RpcError``; :class:`ClientFileNotFound` for a missing file).
             UnicodeDecodeError: a local file is not UTF-8.
-            RpcError: the client refused.
             RemoteProtocolError: the client's answer is invalid.
         """
         if self.client.read_text_file:
-            return await self._channel().read_text_file(self.session, str(self.resolve(path)))
+            return await through_client(
+                self._channel().read_text_file(self.session, str(self.resolve(path))))
         full = self._confined(path)
         data = await anyio.to_thread.run_sync(read_regular, full)
         return data.decode("utf-8")  # no newline translation
@@ -553,8 +555,8 @@ class Turn(Asking, Activity):
 
         Raises:
             OSError: the file cannot be written (``PermissionError`` outside the roots,
-                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
-            RpcError: the client refused.
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...),
+                or the client refused (a :class:`ClientFileError`, also its ``RpcError``).
         """
         full = self.resolve(path) if self.client.write_text_file else self._confined(path)
         try:
@@ -562,7 +564,7 @@ class Turn(Asking, Activity):
         except Exception:
             old = None
         if self.client.write_text_file:
-            await self._channel().write_text_file(self.session, str(full), text)
+            await through_client(self._channel().write_text_file(self.session, str(full), text))
         else:
             await anyio.to_thread.run_sync(write_regular, full, text.encode("utf-8"))
         return Diff(path=str(full), new_text=text, old_text=old)
