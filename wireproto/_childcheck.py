@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-__all__ = ["CHECK_TIME", "CheckFailed", "check_apart"]
+__all__ = ["CHECK_TIME", "CheckFailed", "check_apart", "search_apart"]
 
 CHECK_TIME = 2.0
 """Seconds a check may take once its child is ready."""
@@ -75,3 +76,28 @@ async def check_apart(code: str, given: bytes, seconds: float = CHECK_TIME) -> b
         finally:
             if child.returncode is None:
                 child.kill()
+
+
+_SEARCH = (
+    "import re\n"
+    "def found(p, v):\n"
+    "    try:\n"
+    "        return re.search(p, v) is not None\n"
+    "    except re.error:\n"
+    "        return False\n"
+    "print(flush=True)\n"  # ready
+    "json.dump([found(p, v) for p, v in json.load(sys.stdin)], sys.stdout)\n"
+)
+
+
+async def search_apart(
+    pairs: Sequence[tuple[str, str]], seconds: float = CHECK_TIME
+) -> dict[tuple[str, str], bool] | None:
+    """Whether each ``(pattern, text)`` matches (``re.search``; an invalid pattern does
+    not), searched in a child Python; ``None`` past ``seconds``.
+
+    Raises:
+        CheckFailed: as :func:`check_apart`.
+    """
+    answer = await check_apart(_SEARCH, json.dumps(list(pairs)).encode(), seconds)
+    return None if answer is None else dict(zip(pairs, json.loads(answer), strict=True))

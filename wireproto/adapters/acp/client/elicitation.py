@@ -30,7 +30,6 @@ A ``$/cancel_request`` from the agent cancels the handler (the peer answers
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
@@ -41,7 +40,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from wireproto._childcheck import CHECK_TIME, CheckFailed, check_apart
+from wireproto._childcheck import CHECK_TIME, CheckFailed, search_apart
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.errors import RpcError
@@ -234,19 +233,6 @@ def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) 
 _MATCHED: ContextVar[dict[tuple[str, str], bool] | None] = ContextVar("_MATCHED", default=None)
 """(pattern, value) -> whether it matches, found apart by :func:`_bounded` for its check."""
 
-_SEARCH = (
-    "import re\n"
-    "def found(p, v):\n"
-    "    try:\n"
-    "        return re.search(p, v) is not None\n"
-    "    except re.error:\n"
-    "        return False\n"
-    "print(flush=True)\n"  # ready
-    "json.dump([found(p, v) for p, v in json.load(sys.stdin)], sys.stdout)\n"
-)
-"""The child's program: only ``re`` (see :mod:`wireproto._childcheck`)."""
-
-
 def _matches(pattern: str, value: str) -> bool:
     known = _MATCHED.get()
     found = None if known is None else known.get((pattern, value))
@@ -274,11 +260,11 @@ async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema
     if not pairs:
         return check(schema, *args)
     try:
-        answer = await check_apart(_SEARCH, json.dumps(pairs).encode(), PATTERN_TIME)
+        found = await search_apart(pairs, PATTERN_TIME)
     except CheckFailed as exc:
         return f"a pattern could not be checked ({exc})"
-    if answer is not None:
-        token = _MATCHED.set(dict(zip(pairs, json.loads(answer), strict=True)))
+    if found is not None:
+        token = _MATCHED.set(found)
         try:
             return check(schema, *args)
         finally:
