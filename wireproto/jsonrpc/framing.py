@@ -129,6 +129,23 @@ class LineFramer:
                 continue
             return line
 
+    def take(self, limit: int) -> list[bytes]:
+        """Return up to ``limit`` complete messages split off at once (possibly none).
+
+        Only plain lines come out here, without a search per line (see the
+        module doc); anything else (an overflow to report, a line to look at
+        closely, no fast paths) is left to :meth:`next_message`, so the
+        order of messages and overflow reports is the same either way.
+        """
+        ready = self._ready
+        if not ready and (self._overflows or not FAST_PATHS or not self._split()):
+            return []
+        if len(ready) <= limit:
+            out = list(ready)
+            ready.clear()
+            return out
+        return [ready.popleft() for _ in range(limit)]
+
     def _split(self) -> bool:
         """Queue every complete line at once if all are plain; return whether any was."""
         buf = self._buf

@@ -73,7 +73,7 @@ __all__ = [
     "STREAM_GONE",
     "YIELD_EVERY",
     "Item",
-    "SupportsReceiveNowait",
+    "SupportsReceiveBuffered",
     "SupportsSendMany",
     "SupportsTrySend",
     "Writer",
@@ -98,16 +98,14 @@ STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourc
 
 
 @runtime_checkable
-class SupportsReceiveNowait(Protocol):
-    """A stream that can hand out a message it already holds without waiting."""
+class SupportsReceiveBuffered(Protocol):
+    """A stream that can hand out the messages it already holds without waiting."""
 
-    def receive_nowait(self) -> bytes:
-        """Return the next message if it can be had at once.
+    def receive_buffered(self) -> list[bytes]:
+        """Return the whole messages held now, in order (none: await ``receive``).
 
-        Raises:
-            anyio.WouldBlock: ``receive`` must be awaited (no whole message
-                is held, or the stream wants its consumer to yield first).
-            Any exception of ``receive``.
+        None also when the stream wants its consumer to yield first; an
+        error ``receive`` would raise is left to ``receive``.
         """
 
 
@@ -223,7 +221,7 @@ class Writer:
             self._streak = 0  # goes on at once (the writer cannot write it in between)
             self._cut = True
             await anyio.lowlevel.checkpoint()
-        while not self._put(data):
+        while not self.put(data):
             await self._wait_room()
 
     def send_nowait(self, data: Item) -> bool:
@@ -232,7 +230,7 @@ class Writer:
         For answers that must not wait (e.g. while the task is being cancelled).
         """
         try:
-            return self._put(data)
+            return self.put(data)
         except ConnectionClosed:
             return False
 
@@ -248,7 +246,7 @@ class Writer:
             return
         while True:
             await self._wait_room()
-            if self._put(data):
+            if self.put(data):
                 return
 
     def put_soon(self, data: Item) -> bool:
@@ -276,10 +274,14 @@ class Writer:
                     self._items.append(_FLUSH)
                     self._kick()
                 return True
-        return self._put(data)
+        return self.put(data)
 
-    def _put(self, data: Item) -> bool:
-        """Queue ``data`` without waiting; ``False`` when the queue is full."""
+    def put(self, data: Item) -> bool:
+        """Queue ``data`` without waiting; ``False`` when the queue is full.
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
         if self._closed:
             raise ConnectionClosed("connection closed") from self._cause
         items = self._items

@@ -12,8 +12,9 @@ many idle connections keeps only its readers):
   ``max_concurrency`` handled at once, then a bounded backlog, beyond that
   answered at once with ``overload_code``); responses and cancellations are
   applied immediately. Messages the stream already holds are taken without
-  a scheduling round trip each (``receive_nowait``, when the stream has it:
-  the framed byte streams); the stream decides when the reader yields;
+  a scheduling round trip or a call each (``receive_buffered``, when the
+  stream has it: the framed byte streams); the stream decides when the
+  reader yields;
 * the **inbox** (:class:`~wireproto.rpc._inbox.Inbox`, started at the first
   notification) handles notifications one at a time in arrival order (no task
   per notification). A response that arrives while notifications are still
@@ -93,7 +94,7 @@ from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
 from wireproto.rpc._writer import (
     DEFAULT_MAX_BYTES,
     STREAM_GONE,
-    SupportsReceiveNowait,
+    SupportsReceiveBuffered,
     SupportsSendMany,
     Writer,
 )
@@ -552,9 +553,9 @@ class Peer:
     async def _read_loop(self) -> None:
         stream = self._stream
         receive = stream.receive
-        receive_nowait = (
-            stream.receive_nowait
-            if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
+        receive_buffered = (
+            stream.receive_buffered
+            if FAST_PATHS and isinstance(stream, SupportsReceiveBuffered)
             else None
         )
         fast = self._decoder._fast  # (fast[0] read per message: see Decoder._fast)
@@ -562,46 +563,53 @@ class Peer:
         handlers = self._handlers
         cause: BaseException
         while True:
-            try:
-                if receive_nowait is None:
-                    data = await receive()
-                else:
-                    try:  # what the stream holds, without a scheduling round trip
-                        data = receive_nowait()
-                    except anyio.WouldBlock:
-                        data = await receive()
-            except MessageTooLarge as exc:
-                log.warning("%s: %s", self.name, exc)
-                await handlers.reply_error(
-                    None, ErrorCode.INVALID_REQUEST, "Message too large",
-                    {"max_bytes": exc.max_bytes},
-                )
-                continue
-            except STREAM_GONE as exc:
-                cause = exc
-                break
-            except Exception as exc:  # a transport failure we do not know
-                log.exception("%s: transport failed", self.name)
-                cause = exc
-                break
-            try:
-                try:  # (for a call, msgspec's own decode: no Python frame around it)
-                    msg = fast[0](data)
-                except InvalidMessage:
-                    raise
-                except Exception:  # most likely a response
-                    msg = refused(data)
-            except InvalidMessage as exc:
-                await self._on_invalid(exc)
-                continue
-            if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
-                route = self.router.get(msg.method)
-                if not handlers.try_admit(msg, route):
-                    await handlers.admit(msg, route)
-            elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
-                self._on_response(msg)
-            elif not self._take_notification(msg):  # type: ignore[arg-type]  # (what is left)
-                await self._on_notification(msg)  # type: ignore[arg-type]
+            # what the stream holds, without a scheduling round trip or a call per message
+            batch = receive_buffered() if receive_buffered is not None else None
+            if not batch:
+                try:
+                    batch = [await receive()]
+                except MessageTooLarge as exc:
+                    log.warning("%s: %s", self.name, exc)
+                    await handlers.reply_error(
+                        None, ErrorCode.INVALID_REQUEST, "Message too large",
+                        {"max_bytes": exc.max_bytes},
+                    )
+                    continue
+                except STREAM_GONE as exc:
+                    cause = exc
+                    break
+                except Exception as exc:  # a transport failure we do not know
+                    log.exception("%s: transport failed", self.name)
+                    cause = exc
+                    break
+            for data in batch:
+                try:
+                    try:  # (for a call, msgspec's own decode: no Python frame around it)
+                        msg = fast[0](data)
+                    except InvalidMessage:
+                        raise
+                    except Exception:  # most likely a response
+                        msg = refused(data)
+                except InvalidMessage as exc:
+                    await self._on_invalid(exc)
+                    continue
+                if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
+                    route = self.router.get(msg.method)
+                    if not handlers.try_admit(msg, route):
+                        await handlers.admit(msg, route)
+                elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
+                    self._on_response(msg)
+                else:  # a notification: to the inbox, unless it is full or needs a look
+                    route = self.router.get(msg.method)
+                    inbox = self._inbox
+                    if (
+                        route is None
+                        or not route.notification
+                        or inbox is None
+                        or msg.method == self.cancel_method
+                        or not inbox.try_put(route, msg)  # type: ignore[arg-type]
+                    ):
+                        await self._on_notification(msg)  # type: ignore[arg-type]
         log.debug("%s: inbound side ended: %r", self.name, cause)
         self._mark_closed(cause)
 
@@ -635,20 +643,8 @@ class Peer:
         else:
             pending.resolve(msg)
 
-    def _take_notification(self, msg: Notification | Call) -> bool:
-        """Queue ``msg`` for the inbox if it can be, without waiting (the common case)."""
-        route = self.router.get(msg.method)
-        inbox = self._inbox
-        return (
-            route is not None
-            and route.notification
-            and inbox is not None
-            and msg.method != self.cancel_method
-            and inbox.try_put(route, msg)
-        )
-
     async def _on_notification(self, msg: Notification | Call) -> None:
-        """Whatever :meth:`_take_notification` did not take."""
+        """A notification the read loop could not queue without waiting."""
         method = msg.method
         route = self.router.get(method)
         inbox = self._inbox
