@@ -169,7 +169,7 @@ class Writer:
         self._bytes = 0  # queued or being written
         self.over_budget = False
         """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
-        self.peak_bytes = 0  # the most ever held (for tests and diagnostics)
+        self._peak = 0  # the most held before the last decrease (see peak_bytes)
         self._on_broken = on_broken
         self.name = name
         self._items: deque[Item] = deque()
@@ -293,8 +293,6 @@ class Writer:
             self.over_budget = True  # (a message over the budget goes alone)
             return False
         self._bytes = held
-        if held > self.peak_bytes:
-            self.peak_bytes = held
         items.append(data)
         if self._wake is not None or not self._running:  # (else the task is on its way)
             self._kick()
@@ -339,6 +337,16 @@ class Writer:
         """Bytes queued or being written."""
         return self._bytes
 
+    @property
+    def peak_bytes(self) -> int:
+        """The most bytes ever queued or being written at once (for diagnostics)."""
+        return max(self._peak, self._bytes)
+
+    def _keep_peak(self) -> None:
+        # (before the count goes down: the peak is kept per batch, not per message)
+        if self._bytes > self._peak:
+            self._peak = self._bytes
+
     async def wait_budget(self) -> None:
         """Wait until bytes were written since the budget was full (or the writer closed)."""
         while self.over_budget and not self._closed:
@@ -366,6 +374,7 @@ class Writer:
         """Drop what is queued and accept nothing more (even if never started)."""
         self._closed = True
         self._items.clear()
+        self._keep_peak()
         self._bytes = 0
         self._kick()
         self._release_room()
@@ -376,6 +385,7 @@ class Writer:
             self._cause = exc
             self._closed = True
             self._items.clear()
+            self._keep_peak()
             self._bytes = 0
             self._kick()
             self._release_room()
@@ -432,6 +442,7 @@ class Writer:
                     for data in batch:
                         await stream.send(data)
                 if self._bytes:  # (a failure or discard has zeroed it)
+                    self._keep_peak()
                     self._bytes -= sum(map(len, batch))
                     self.over_budget = False
                     if self._room is not None:

@@ -495,9 +495,7 @@ class Peer:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
             writer = self._writer  # (alone: at once; among others: with them)
             try:
-                if not (
-                    writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)
-                ):
+                if not (writer.put_soon(data) if len(self._pending) == 1 else writer.put(data)):
                     await writer.send_soon(data)
             except ConnectionClosed as exc:  # (the stream broke, or closed while this waited)
                 raise _unanswered(method) from exc.__cause__
