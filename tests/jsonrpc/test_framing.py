@@ -226,22 +226,17 @@ def test_framing_is_independent_of_chunking(
     assert whole == model(stream, max_bytes)
 
 
-def test_take_hands_out_plain_lines_in_batches_and_leaves_the_rest() -> None:
+def test_take_hands_out_at_most_its_limit_and_leaves_overflows_to_next_message() -> None:
     framer = LineFramer(8)
     framer.feed(b"a\nbb\nccc\ndd")
-    first = framer.take(2)
-    if first == []:  # (no fast paths: take never splits)
-        assert drain(framer) == [b"a", b"bb", b"ccc"]
-        return
-    assert first == [b"a", b"bb"]
+    assert framer.take(2) == [b"a", b"bb"]
     framer.feed(b"\n")
-    assert framer.take(2) == [b"ccc"]  # what the first split left
-    assert framer.take(2) == [b"dd"]  # then a new split
+    assert framer.take(2) + framer.take(2) == [b"ccc", b"dd"]  # (one or two batches)
     assert framer.take(5) == []  # nothing whole is left
     assert framer.buffered == 0
-    framer.feed(b"x" * 20 + b"\nok\n")  # an overflow is reported before what follows
+    framer.feed(b"x" * 20 + b"\nok\n")  # an overflow is reported first, by next_message
     assert framer.take(5) == []
     assert drain(framer) == [TOO_LARGE, b"ok"]
-    framer.feed(b"\n \nok\n")  # blank lines: left to next_message, which skips them
-    assert framer.take(5) == []
-    assert drain(framer) == [b"ok"]
+    framer.feed(b"one\n" + b"y" * 20 + b"\n\n \ntwo\n")  # blank lines are skipped
+    assert framer.take(5) == [b"one"]  # stops before the overflow
+    assert drain(framer) == [TOO_LARGE, b"two"]

@@ -149,7 +149,6 @@ async def test_send_many_frames_what_lacks_a_terminator_and_joins_the_rest() -> 
         assert [await reader.receive() for _ in range(7)] == expected
 
 
-@pytest.mark.fastpath  # (without the fast paths the framer never hands out a batch)
 async def test_receive_buffered_hands_out_a_read_in_order_and_leaves_yields_to_receive() -> None:
     writer, reader = _pipe_pair()
     sent = [b'{"n":%d}' % i for i in range(100)]

@@ -133,17 +133,19 @@ class LineFramer:
             return line
 
     def take(self, limit: int) -> list[bytes]:
-        """Return up to ``limit`` complete messages split off at once (possibly none).
+        """Return up to ``limit`` complete messages (possibly none), stopping before an overflow.
 
-        Only plain lines come out here, without a search per line (see the
-        module doc); anything else (an overflow to report, a line to look at
-        closely, no fast paths) is left to :meth:`next_message`, so the
-        order of messages and overflow reports is the same either way.
+        Plain lines split off at once are handed out by slicing, without a
+        search or a call per line (see the module doc); others one by one.
+        An overflow is left to :meth:`next_message` to report, so the order
+        of messages and reports is the same either way.
         """
         ready, head = self._ready, self._head
         if head >= len(ready):
-            if self._overflows or not FAST_PATHS or not self._split():
+            if not self._buf or self._overflows:
                 return []
+            if not FAST_PATHS or not self._split():
+                return self._take_lines(limit)
             ready, head = self._ready, 0
         end = head + limit
         if end < len(ready):
@@ -151,6 +153,19 @@ class LineFramer:
         else:  # (not pinned once handed out)
             self._ready, self._head = [], 0
         return ready[head:end]
+
+    def _take_lines(self, limit: int) -> list[bytes]:
+        out: list[bytes] = []
+        while len(out) < limit and not self._overflows:
+            try:
+                msg = self.next_message()
+            except MessageTooLarge:  # (already dropped: reported by the next call)
+                self._overflows += 1
+                break
+            if msg is None:
+                break
+            out.append(msg)
+        return out
 
     def _split(self) -> bool:
         """Queue every complete line at once if all are plain; return whether any was."""

@@ -561,25 +561,24 @@ class Peer:
         handlers = self._handlers
         cause: BaseException
         while True:
-            # what the stream holds, without a scheduling round trip or a call per message
-            batch = receive_buffered() if receive_buffered is not None else None
-            if not batch:
-                try:
-                    batch = [await receive()]
-                except MessageTooLarge as exc:
-                    log.warning("%s: %s", self.name, exc)
-                    await handlers.reply_error(
-                        None, ErrorCode.INVALID_REQUEST, "Message too large",
-                        {"max_bytes": exc.max_bytes},
-                    )
-                    continue
-                except STREAM_GONE as exc:
-                    cause = exc
-                    break
-                except Exception as exc:  # a transport failure we do not know
-                    log.exception("%s: transport failed", self.name)
-                    cause = exc
-                    break
+            try:
+                batch = [await receive()]
+            except MessageTooLarge as exc:
+                log.warning("%s: %s", self.name, exc)
+                await handlers.reply_error(
+                    None, ErrorCode.INVALID_REQUEST, "Message too large",
+                    {"max_bytes": exc.max_bytes},
+                )
+                continue
+            except STREAM_GONE as exc:
+                cause = exc
+                break
+            except Exception as exc:  # a transport failure we do not know
+                log.exception("%s: transport failed", self.name)
+                cause = exc
+                break
+            if receive_buffered is not None:  # the rest of the read, at once
+                batch += receive_buffered()
             for data in batch:
                 try:
                     try:  # (for a call, msgspec's own decode: no Python frame around it)
