@@ -595,7 +595,16 @@ class Peer:
                     if not handlers.try_admit(msg, route):
                         await handlers.admit(msg, route)
                 elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
-                    self._on_response(msg)
+                    pending = self._pending.get((type(msg.id), msg.id))
+                    inbox = self._inbox
+                    if pending is None:
+                        log.info("%s: response to unknown id %r dropped", self.name, msg.id)
+                    elif inbox is not None and inbox.busy and pending.ordered:
+                        # after the notifications before it on the wire were handled
+                        pending.queued = True
+                        inbox.later(functools.partial(pending.resolve, msg))
+                    else:
+                        pending.resolve(msg)
                 else:  # a notification: to the inbox, unless it is full or needs a look
                     route = self.router.get(msg.method)
                     inbox = self._inbox
@@ -627,18 +636,6 @@ class Peer:
             )
             error.__cause__ = exc
             pending.resolve(error)
-
-    def _on_response(self, msg: IncomingResponse) -> None:
-        pending = self._pending.get((type(msg.id), msg.id))
-        if pending is None:
-            log.info("%s: response to unknown id %r dropped", self.name, msg.id)
-            return
-        inbox = self._inbox
-        if inbox is not None and inbox.busy and pending.ordered:
-            pending.queued = True
-            inbox.later(functools.partial(pending.resolve, msg))
-        else:
-            pending.resolve(msg)
 
     async def _on_notification(self, msg: Notification | Call) -> None:
         """A notification the read loop could not queue without waiting."""
