@@ -17,8 +17,10 @@ Two ways in, by what the message needs:
   list item) is written at once by the producer itself if the stream can take it without waiting
   (:class:`SupportsTrySend`, e.g. a pipe with room): no task switch, no
   event-loop iteration before the bytes leave. Otherwise it is queued.
-* :meth:`Writer.send` / :meth:`Writer.send_nowait` (notifications, requests
-  among others: they come in bursts). The message is
+* :meth:`Writer.send` (or :meth:`Writer.put_burst` first, which saves a
+  coroutine when ``send`` would neither yield nor wait) and :meth:`Writer.put`
+  (notifications, requests among others, answers while more requests wait:
+  they come in bursts). The message is
   queued and the producer goes on without yielding while there is room,
   except once every :data:`YIELD_EVERY` messages queued between two writes,
   so a burst is written in a few large writes and a loop of ``notify`` calls
@@ -84,8 +86,10 @@ log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the p
 Item = bytes | list[bytes]
 """One queue item: a message, or messages written back to back."""
 
-BATCH = 64
-"""The most messages written by one transport operation."""
+BATCH = 256
+"""The most messages written by one transport operation (a peer's whole queue, by
+default: a queue that holds no list is taken in one go, not message by message;
+a framed stream still writes at most ``JOIN_BYTES`` at a time)."""
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """The default byte budget of queued outgoing data per connection (64 MiB)."""
@@ -223,6 +227,20 @@ class Writer:
             await anyio.lowlevel.checkpoint()
         while not self.put(data):
             await self._wait_room()
+
+    def put_burst(self, data: Item) -> bool:
+        """Queue ``data`` as :meth:`send` does when that needs no yield and no wait.
+
+        Returns ``False`` (nothing done) when :meth:`send` would yield or wait:
+        then ``await send(data)``. Saves a coroutine per message of a burst.
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
+        if self._streak + 1 >= YIELD_EVERY or not self.put(data):
+            return False
+        self._streak += 1
+        return True
 
     def send_nowait(self, data: Item) -> bool:
         """Queue ``data`` if there is room, never waiting; return whether it was taken.

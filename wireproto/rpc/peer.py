@@ -379,7 +379,9 @@ class Peer:
         """
         if self._tg is None:  # (the check, inline: once per notification)
             self._check_running()
-        await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
+        data = self._encoder.encode(Notification(method=method, params=params))
+        if not self._writer.put_burst(data):  # (queued without a coroutine, mostly)
+            await self._writer.send(data)
 
     async def notify_many(self, method: str, params: Sequence[Any]) -> None:
         """Send one notification per item of ``params``, queued as one unit.
