@@ -102,7 +102,7 @@ def stop(*_):
 signal.signal(signal.SIGUSR1, lambda *_: sys.settrace(tracer))
 signal.signal(signal.SIGUSR2, stop)
 sys.argv = sys.argv[1:]
-sys.path.insert(0, sys.argv[0].rsplit("/", 1)[0])
+sys.path[0] = sys.argv[0].rsplit("/", 1)[0]  # (the child script's directory, not the cwd)
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
