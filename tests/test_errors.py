@@ -98,6 +98,9 @@ def test_rpc_error_text_shows_the_peers_data_truncated() -> None:
     assert str(RpcError(-32602, "Invalid params", {"details": "path: not a string"})).endswith(
         ": path: not a string")
     assert str(RpcError(-32000, "Failed", {"n": 1})) == 'Failed (-32000): {"n": 1}'
+    repeated = RpcError(-32602, "Invalid params: missing `protocolVersion`",
+                        "missing `protocolVersion`")  # the message already ends with its data
+    assert str(repeated) == "Invalid params: missing `protocolVersion` (-32602)"
     long = str(RpcError(-32603, "Internal error", "x" * 5000))
     assert long.endswith("...") and len(long) < errors.DATA_TEXT_LIMIT + 40
     assert repr(detailed).startswith("RpcError(-32603")
@@ -128,3 +131,31 @@ async def test_misuse_raises_local_protocol_error_everywhere() -> None:
     async with WireClient(b, event_buffer=0) as client:
         with pytest.raises(LocalProtocolError, match="event_buffer"):
             client.events()
+
+
+@pytest.mark.anyio
+async def test_common_slips_say_what_to_write_instead() -> None:
+    """A class for an agent, one string for a command: refused at once, naming the fix."""
+    from wireproto.adapters.acp import connect_acp, serve_acp
+    from wireproto.adapters.wire import connect_wire
+    from wireproto.agent import DemoAgent, Runtime
+    from wireproto.transports import memory_pair, open_subprocess
+
+    with pytest.raises(TypeError, match=r"the class DemoAgent: pass an instance, DemoAgent\(\)"):
+        Runtime(DemoAgent)  # type: ignore[arg-type]
+    ours, theirs = memory_pair()
+    with pytest.raises(TypeError, match="the class DemoAgent"):
+        await serve_acp(DemoAgent, theirs)  # type: ignore[arg-type]
+    await ours.aclose()
+    await theirs.aclose()
+    # (a string was spawned character by character: "w" is a real program on Linux)
+    wanted = r"not one string: \['wireproto', 'acp'\] rather than 'wireproto acp'"
+    with pytest.raises(TypeError, match=wanted):
+        async with open_subprocess("wireproto acp"):
+            pass
+    with pytest.raises(TypeError, match=wanted):
+        async with connect_acp("wireproto acp"):
+            pass
+    with pytest.raises(TypeError, match="not one string"):
+        async with connect_wire("wireproto wire"):
+            pass

@@ -150,7 +150,8 @@ class RpcError(WireprotoError):
     def __str__(self) -> str:
         text = f"{self.message} ({self.code})"
         detail = _data_text(self.data)
-        return f"{text}: {detail}" if detail and detail != self.message else text
+        shown = detail and detail != self.message and not self.message.endswith(": " + detail)
+        return f"{text}: {detail}" if shown else text  # (the data once, not twice)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.code!r}, {self.message!r}, {self.data!r})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 from typing import Any
@@ -383,6 +384,17 @@ async def test_tool_failures(runtime: Runtime, workdir: Path) -> None:
     reply = await say(runtime, session, "/tool echo {not json")
     assert reply.startswith("Tool echo failed: invalid JSON arguments")
     assert await say(runtime, session, "/tool") == "Usage: /tool NAME JSON"
+
+
+
+def test_a_tool_schema_with_a_reference_cycle_is_a_problem_of_the_call() -> None:
+    gc.collect()  # (no garbage whose finalizer would run at the recursion limit)
+    tool = ExternalTool("t", "d", {"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})
+    assert tool.arguments_problem({"n": 1}) == (
+        "Invalid arguments: the tool's parameters schema cannot be applied: a reference cycle")
+    assert ECHO.arguments_problem({"n": 1}) is None
+    problem = ECHO.arguments_problem({"n": "one"})
+    assert problem == "Invalid arguments: 'one' is not of type 'integer'"
 
 
 async def test_tool_without_external_tool_support(runtime: Runtime, session: Session) -> None:

@@ -240,3 +240,16 @@ async def test_held_records_are_written_when_the_session_closes(
     await runtime.prompt(session, [Text("hello")])
     await runtime.close_session(session.id)
     assert len(JsonlStore(tmp_path / "sessions").load(session.id).events) == 6
+
+
+async def test_a_session_whose_start_fails_is_not_kept(store: JsonlStore, workdir: Path) -> None:
+    class Refusing(DemoAgent):
+        async def session_started(self, session: object, how: str) -> None:
+            raise InvalidArgument("no backend for this directory")
+
+    runtime = Runtime(Refusing(), store)
+    with pytest.raises(InvalidArgument):
+        await runtime.new_session(RecordingChannel(), str(workdir))
+    assert runtime.sessions == {}
+    assert runtime.list_sessions() == ([], None)  # the client never got its id
+    assert list(store.root.iterdir()) == []

@@ -9,7 +9,14 @@ import pytest
 
 from wireproto.agent.api import Agent
 from wireproto.agent.content import Text
-from wireproto.agent.events import StopReason, ToolCallUpdated, ToolStatus, TurnEnded
+from wireproto.agent.events import (
+    AgentMessageChunk,
+    StopReason,
+    ThoughtChunk,
+    ToolCallUpdated,
+    ToolStatus,
+    TurnEnded,
+)
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
@@ -103,3 +110,30 @@ async def test_an_agent_error_stays_itself(store: JsonlStore, workdir: Path) -> 
     events = channel.events(session.id)
     assert events[-1] == TurnEnded(StopReason.END_TURN, "no such file")
     assert [e.status for e in events if isinstance(e, ToolCallUpdated)] == [ToolStatus.FAILED]
+
+
+class SaysNumbers(Agent):
+    def __init__(self, method: str) -> None:
+        self.method = method
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        speaker = turn if self.method.startswith("Turn") else turn.subagent(
+            await turn.start_tool("task", "Sub-agent"))
+        await getattr(speaker, self.method.split(".")[1])(42)
+        return StopReason.END_TURN
+
+
+@pytest.mark.parametrize("method", ["Turn.say", "Turn.think", "Subagent.say", "Subagent.think"])
+async def test_a_chunk_that_is_not_text_fails_the_turn_by_name(
+    store: JsonlStore, workdir: Path, method: str
+) -> None:
+    # (sent as it is, a number is a chunk every client drops: the reply vanished silently)
+    runtime = Runtime(SaysNumbers(method), store)
+    channel = RecordingChannel()
+    session = await runtime.new_session(channel, str(workdir))
+    with pytest.raises(AgentFailed) as info:
+        await runtime.prompt(session, [Text("go")])
+    assert info.value.data == {"type": "TypeError",
+                               "message": f"{method}() takes a str, not int"}
+    sent = [getattr(e, "event", e) for e in channel.events()]  # (a sub-agent's: wrapped)
+    assert not [e for e in sent if isinstance(e, (AgentMessageChunk, ThoughtChunk))]

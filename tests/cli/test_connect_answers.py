@@ -97,14 +97,19 @@ def test_a_missing_or_wrong_token_says_what_to_do(
 @pytest.mark.parametrize("fs", [True, False])
 def test_the_transcript_shows_which_way_files_went(kit: Any, tmp_path: Path, fs: bool) -> None:
     (tmp_path / "notes.txt").write_text("one\ntwo\n")
-    (tmp_path / "s.txt").write_text("/read notes.txt\n")
-    proc = kit.spawn("connect", "acp", *(["--fs"] if fs else []), "--script", "s.txt", "--",
+    (tmp_path / "s.txt").write_text("/read notes.txt\n/write new.txt hello\n")
+    proc = kit.spawn("connect", "acp", *(["--fs"] if fs else []), "--approve", "always",
+                     "--script", "s.txt", "--",
                      *kit.wireproto, "acp", cwd=tmp_path, stdin=subprocess.DEVNULL, lines=False)
     assert proc.wait() == 0, proc.err
     out = proc.out.decode()
     if fs:
         assert "[fs] the agent reads and writes files through this client (--fs)" in out
         assert f"[fs] read {tmp_path / 'notes.txt'} through this client" in out
+        # (a write reads the old text first, for its diff: a new file is no failure)
+        assert f"[fs] read {tmp_path / 'new.txt'} through this client: no such file (yet)" in out
+        assert f"[fs] wrote {tmp_path / 'new.txt'} through this client" in out
+        assert "refused" not in out
     else:
         assert "[fs] the agent reads and writes files on its own (pass --fs" in out
         assert "through this client\n" not in out

@@ -65,8 +65,26 @@ def test_a_server_command_that_cannot_start_is_refused_up_front(
         proc = kit.spawn("demo", *args, cwd=tmp_path, stdin=subprocess.DEVNULL)
         assert proc.wait() == 1
         assert f"wireproto: error: {wanted}" in proc.err.splitlines(), proc.err
-    # a relative program still runs, from the demo's temporary directory
+    # a relative program and agent file still run, from the demo's temporary directory
     proc = kit.spawn("demo", "--generic", "--only", "acp", "--acp-cmd",
-                     f"./serve.sh acp --agent {tmp_path / 'mine.py'}:agent", cwd=tmp_path,
+                     "./serve.sh acp --agent mine.py:agent", cwd=tmp_path,
                      lines=False, stdin=subprocess.DEVNULL)
     assert proc.wait() == 0, proc.out.decode() + proc.err
+
+
+def test_files_named_in_a_server_command_are_made_absolute(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    from wireproto.cli.demo import _command
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mine.py").write_text(MINE)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "a.toml").write_text("")
+    mine = str(tmp_path / "mine.py")
+    cmd = _command(f"{sys.executable} acp --agent mine.py:agent --config=conf/a.toml mine.py "
+                   "--agent=./mine.py:agent other.py:agent acp conf /abs/x.py ws://h:1/x",
+                   "acp")
+    assert cmd[1:] == ["acp", "--agent", f"{mine}:agent", f"--config={tmp_path}/conf/a.toml",
+                       mine, f"--agent={mine}:agent", "other.py:agent", "acp", "conf",
+                       "/abs/x.py", "ws://h:1/x"]  # (only files that exist here)

@@ -66,6 +66,17 @@ async def test_every_field_kind() -> None:
     assert "shorter than 2 characters; try again" in out
 
 
+async def test_digits_and_numbers_that_cannot_be_sent_are_asked_again() -> None:
+    request = decode(FORM, S.CreateElicitationRequest)
+    keys = Keys("\u00b2", "9" * 5000, "2", "", "nan", "inf", "", "", "nm", "")  # ²: isdigit
+    ui = FakeUi(keys)
+    answer = await answer_elicitation(ui, request)  # type: ignore[arg-type]
+    assert answer == S.AcceptElicitationResponse(content={
+        "target": "rel", "jobs": 4, "clean": False, "name": "nm"})
+    assert ui.out.getvalue().count("is not one of ['dbg', 'rel']; try again") == 2
+    assert ui.out.getvalue().count("expected a finite number; try again") == 2  # (sent as null)
+
+
 async def test_decline_cancel_and_no_keyboard() -> None:
     request = decode(FORM, S.CreateElicitationRequest)
     assert await answer_elicitation(FakeUi(Keys("/decline")), request) == (  # type: ignore[arg-type]
@@ -100,4 +111,7 @@ async def test_wire_questions() -> None:
     assert await answer_questions(FakeUi(Keys("1,2", "GPL")), request) == {  # type: ignore[arg-type]
         "Langs?": "a, b", "License?": "GPL"}
     assert await answer_questions(FakeUi(Keys("/cancel")), request) == {}  # type: ignore[arg-type]
-    assert await answer_questions(FakeUi(None), request) == {}  # type: ignore[arg-type]
+    ui = FakeUi(None)
+    assert await answer_questions(ui, request) == {}  # type: ignore[arg-type]
+    assert ui.out.getvalue().splitlines() == [  # (what was not answered, said)
+        "[question] Langs? / License?", "  -> dismissed (no keyboard with --script)"]

@@ -24,15 +24,15 @@ def _frames_until(ws: Any, predicate: Any) -> list[dict[str, Any]]:
 def test_usage_errors_say_what_to_do(kit: Any, tmp_path: Any) -> None:
     not_a_trace = tmp_path / "notes.txt"
     not_a_trace.write_text("some notes\nnot JSON at all\n")
-    usage = {  # options that do not go together: exit status 2
+    usage = {  # options that do not go together, or a bad value: exit status 2
         (): "give exactly one of",
         ("--trace", "x.jsonl", "--ws", "ws://127.0.0.1:1"): "give exactly one of",
         ("--listen", "0.0.0.0:0", "--trace", "x"): "listening on the non-loopback "
                                                     "address 0.0.0.0 needs an explicit token "
                                                     "(--page-token",
+        ("--listen", "nowhere", "--trace", "x"): "--listen: not a [HOST:]PORT",
     }
     cases = {
-        ("--listen", "nowhere", "--trace", "x"): "--listen: not a [HOST:]PORT",
         ("--trace", str(tmp_path / "missing.jsonl")): "cannot read the trace",
         ("--trace", str(not_a_trace)): f"{not_a_trace} is not a trace (line 1: not a trace "
                                        "line (JSON is malformed",

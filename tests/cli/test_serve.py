@@ -140,6 +140,8 @@ def test_agent_option_serves_a_user_agent_from_the_current_directory(
     (["acp", "--agent", "json"], "expected path/to/file.py:ATTR or package.module:ATTR", 1),
     (["wire", "--agent", "json:dumps"], "dumps() failed: TypeError", 1),
     (["acp", "--ws", "0.0.0.0:0"], "needs an explicit token", 2),
+    (["acp", "--ws", "abc"], "--ws: not a [HOST:]PORT listen address: 'abc'", 2),
+    (["bridge", "--ws", "99999", "--", "x"], "--ws: port out of range: 99999", 2),
     (["wire", "--ws", "0", "--session", "x"], "--session cannot be combined with --ws", 2),
     (["wire", "--work-dir", "/no/such/dir"], "--work-dir /no/such/dir: no such directory", 1),
     (["--work-dir", "/no/such/dir", "--wire"], "--work-dir /no/such/dir: no such directory", 1),

@@ -225,3 +225,18 @@ async def test_a_backend_turn_that_raises_shows_the_backends_exception(tmp_path:
             await _turn(acp, sid, "hello")
         assert (failed.value.code, failed.value.message) == (-32603, "Internal error")
         assert failed.value.data == {"type": "ValueError", "message": "the model is down (hello)"}
+
+
+async def test_a_cwd_that_is_no_directory_is_invalid_params_and_leaves_no_session(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "file").write_text("")
+    async with proxied(tmp_path) as acp:
+        for cwd in (tmp_path / "missing", tmp_path / "file"):
+            with pytest.raises(RpcError) as refused:
+                await acp.new_session(str(cwd))
+            assert (refused.value.code, refused.value.message) == (
+                -32602, f"cwd {cwd}: no such directory (the Wire agent needs it)")
+        assert (await acp.list_sessions()).sessions == []
+        sid = (await acp.new_session(str(tmp_path))).session_id
+        assert [i.session_id for i in (await acp.list_sessions()).sessions] == [sid]

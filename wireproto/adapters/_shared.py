@@ -76,6 +76,19 @@ async def until_closed(peer: Peer, stop: anyio.Event | None = None) -> None:
         tg.cancel_scope.cancel()
 
 
+async def after_notifications(peer: Peer) -> None:
+    """Return once every notification ``peer`` received so far was handled.
+
+    A request handler of a client calls it first, so what the other side
+    sent before the request (the tool call an approval is about, the text
+    before it) reaches the client's callbacks before the request does.
+    """
+    done = anyio.Event()
+    peer.call_in_order(done.set)
+    if not done.is_set():
+        await done.wait()
+
+
 async def serve_or_stdio(
     serve: Callable[[anyio.abc.ObjectStream[bytes]], Awaitable[None]],
     stream: anyio.abc.ObjectStream[bytes] | None,

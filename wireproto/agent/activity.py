@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from wireproto.agent.api import Session
     from wireproto.agent.turn import ToolCall
 
-__all__ = ["Activity", "Subagent"]
+__all__ = ["Activity", "Subagent", "text_of"]
 
 
 class Subagent:
@@ -79,11 +79,25 @@ class Subagent:
 
     async def say(self, text: str) -> None:
         """Stream a chunk of the sub-agent's reply."""
+        text = text_of(text, "Subagent.say")
         await self.emit(AgentMessageChunk(text=text, message_id=self._message_id))
 
     async def think(self, text: str) -> None:
         """Stream a chunk of the sub-agent's reasoning."""
+        text = text_of(text, "Subagent.think")
         await self.emit(ThoughtChunk(text=text, message_id=self._thought_id))
+
+
+
+def text_of(text: str, method: str) -> str:
+    """``text`` itself; a ``TypeError`` naming ``method`` when it is not a str.
+
+    (A chunk is sent as it is: an int would go out as a JSON number, which
+    clients drop as invalid, and the reply would silently vanish.)
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"{method}() takes a str, not {type(text).__name__}")
+    return text
 
 
 class Activity:

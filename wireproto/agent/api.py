@@ -181,6 +181,25 @@ class ExternalTool(msgspec.Struct, frozen=True):
     description: str
     parameters: dict[str, Any]
 
+    def arguments_problem(self, arguments: Any) -> str | None:
+        """Why ``arguments`` do not fit :attr:`parameters`, or ``None`` when they do.
+
+        The schema is applied as JSON Schema 2020-12 (the dialect Wire checks it
+        in when the tool is registered, whatever its ``$schema`` says). A schema
+        that cannot be applied (a ``$ref`` to nothing or to another document,
+        never fetched; a reference cycle) is a problem of the call, not an error.
+        """
+        import jsonschema  # loaded on the first external tool call (slow to import)
+        import referencing.exceptions
+
+        validator = jsonschema.Draft202012Validator(self.parameters)
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+        except (referencing.exceptions.Unresolvable, RecursionError) as exc:
+            reason = "a reference cycle" if isinstance(exc, RecursionError) else str(exc)
+            return f"Invalid arguments: the tool's parameters schema cannot be applied: {reason}"
+        return None if error is None else f"Invalid arguments: {error.message}"
+
 
 class ClientCapabilities(msgspec.Struct):
     """What the connected client can do, in protocol-neutral terms.

@@ -52,7 +52,7 @@ from wireproto.agent.demo_extras import EXTRA_COMMANDS, pieces
 from wireproto.agent.events import Location, PlanEntry, StopReason, ToolKind, ToolStatus
 from wireproto.agent.store import wireproto_home
 from wireproto.agent.turn import Turn
-from wireproto.errors import AuthRequired, InvalidArgument, RpcError
+from wireproto.errors import AuthRequired, InvalidArgument, RemoteProtocolError, RpcError
 
 __all__ = ["COMMANDS", "DemoAgent", "token_configured"]
 
@@ -64,7 +64,7 @@ PLAN_STEPS = ("Understand the request", "Make the change", "Check the result")
 
 _ALLOW_WRITES = "demo.allow_write"
 _COMMAND = re.compile(r"/(\S*)(?:\s(.*))?", re.DOTALL)
-_FILE_ERRORS = (OSError, RpcError, UnicodeError, ValueError)
+_FILE_ERRORS = (OSError, RpcError, RemoteProtocolError, UnicodeError, ValueError)
 
 Handler = Callable[[Turn, str], Awaitable[None]]
 """A command handler: ``(turn, argument text)``."""

@@ -84,9 +84,15 @@ class Runtime:
             to disk; the ``wireproto`` CLI passes a
             :class:`~wireproto.agent.store.JsonlStore` under
             ``$WIREPROTO_HOME/sessions``).
+
+    Raises:
+        TypeError: ``agent`` is a class rather than an agent (``Echo``, not ``Echo()``).
     """
 
     def __init__(self, agent: Agent, store: StoreArg = None) -> None:
+        if isinstance(agent, type):  # (its methods would fail later, missing ``self``)
+            raise TypeError(f"expected an agent, got the class {agent.__name__}: "
+                            f"pass an instance, {agent.__name__}()")
         self.agent = agent
         self.store = open_store(store)
         self.sessions: dict[str, Session] = {}
@@ -109,7 +115,11 @@ class Runtime:
         mcp_servers: Sequence[McpServer] = (),
         session_id: str | None = None,
     ) -> Session:
-        """Create a session (persisted at once) bound to ``channel``."""
+        """Create a session (persisted at once) bound to ``channel``.
+
+        When the agent's ``session_started`` raises, nothing of the session is
+        kept (its caller never gets its id).
+        """
         sid = session_id or new_id("sess")
         session = Session(sid, cwd, roots=roots, mcp_servers=mcp_servers, options=self._defaults())
         session.channel = channel
@@ -117,7 +127,13 @@ class Runtime:
         self.sessions[sid] = session
         if self._keep_conversations:
             self._conversations[sid] = Conversation()
-        await self.agent.session_started(session, "new")
+        try:
+            await self.agent.session_started(session, "new")
+        except BaseException:
+            self.sessions.pop(sid, None)
+            self._conversations.pop(sid, None)
+            self.store.delete(sid)
+            raise
         return session
 
     async def open_session(

@@ -20,7 +20,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from wireproto.agent.activity import Activity
+from wireproto.agent.activity import Activity, text_of
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -263,7 +263,8 @@ class Turn(Asking, Activity):
         return self.step
 
     async def say(self, text: str) -> str:
-        """Stream a chunk of the reply; returns its message id."""
+        """Stream a chunk of the reply (a str); returns its message id."""
+        text = text_of(text, "Turn.say")
         if self._message_id is None:
             self._message_id = new_id("msg")
         self._thought_id = None
@@ -271,7 +272,8 @@ class Turn(Asking, Activity):
         return self._message_id
 
     async def think(self, text: str) -> str:
-        """Stream a chunk of visible reasoning; returns its message id."""
+        """Stream a chunk of visible reasoning (a str); returns its message id."""
+        text = text_of(text, "Turn.think")
         if self._thought_id is None:
             self._thought_id = new_id("thought")
         self._message_id = None
@@ -521,6 +523,7 @@ class Turn(Asking, Activity):
                 :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
             UnicodeDecodeError: a local file is not UTF-8.
             RpcError: the client refused.
+            RemoteProtocolError: the client's answer is invalid.
         """
         if self.client.read_text_file:
             return await self._channel().read_text_file(self.session, str(self.resolve(path)))
@@ -571,15 +574,10 @@ class Turn(Asking, Activity):
         )
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")
+        elif (problem := tool.arguments_problem(arguments)) is not None:
+            outcome = ToolOutcome(True, "", problem)
         else:
-            import jsonschema  # loaded on the first external tool call (slow to import)
-
-            try:
-                jsonschema.validate(arguments, tool.parameters)
-            except jsonschema.ValidationError as exc:
-                outcome = ToolOutcome(True, "", f"Invalid arguments: {exc.message}")
-            else:
-                outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
+            outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)
         status = ToolStatus.FAILED if outcome.is_error else ToolStatus.COMPLETED
         body: list[ToolContent] = [Text(outcome.output)] if outcome.output else []
         await call.update(status=status, content=body, message=outcome.message)

@@ -18,7 +18,12 @@ from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.adapters.acp.client.elicitation import FormOrUrl
 from wireproto.adapters.acp.client.fs import LocalFileSystem
-from wireproto.adapters.acp.client.state import ClientSession, SessionEvent, option_of_kind
+from wireproto.adapters.acp.client.state import (
+    RESOURCE_NOT_FOUND,
+    ClientSession,
+    SessionEvent,
+    option_of_kind,
+)
 from wireproto.adapters.wire import messages as m
 from wireproto.adapters.wire.client.connection import WireClient, WireEvent
 from wireproto.cli.common import CliError
@@ -73,8 +78,9 @@ class _ShownFileSystem(LocalFileSystem):
         try:
             text = await super().read_text_file(session, request)
         except RpcError as exc:
-            self.ui.printer.line(f"[fs] read {request.path} through this client refused: "
-                                 f"{exc.message}")
+            why = ("no such file (yet)" if exc.code == RESOURCE_NOT_FOUND
+                   else f"refused: {exc.message}")
+            self.ui.printer.line(f"[fs] read {request.path} through this client: {why}")
             raise
         self.ui.printer.line(f"[fs] read {request.path} through this client")
         return text

@@ -57,11 +57,11 @@ def add_parser(sub: Any) -> None:
     )
     parser.add_argument("--acp-cmd", metavar="CMD",
                         help="the ACP server command (default: this Python -m wireproto acp); "
-                             "it runs in a temporary directory, so give file arguments as "
-                             "absolute paths")
+                             "it runs in a temporary directory: the files of this directory it "
+                             "names (path/to/x, x.py, --agent x.py:ATTR) are made absolute")
     parser.add_argument("--wire-cmd", metavar="CMD",
                         help="the Wire server command (default: this Python -m wireproto wire; "
-                             "--session ID --work-dir DIR are appended)")
+                             "--session ID --work-dir DIR are appended); files as --acp-cmd")
     parser.add_argument("--ws", action="store_true",
                         help="run the servers in websocket debug mode")
     parser.add_argument("--only", choices=("acp", "wire"), help="run one protocol only")
@@ -253,7 +253,9 @@ def _command(value: str | None, default: str) -> list[str]:
     """The server command of ``--acp-cmd`` / ``--wire-cmd``, its program checked now.
 
     The servers run in the demo's temporary directory: a program given as a
-    relative path is made absolute here (its arguments are passed as they are).
+    relative path is made absolute here, and so is an argument naming a file
+    of the current directory as a path or a ``.py`` file, alone, after
+    ``--option=`` or as ``FILE.py:ATTR`` (``--agent myagent.py:agent``).
     """
     if value is None:
         return [sys.executable, "-m", "wireproto", default]
@@ -273,7 +275,17 @@ def _command(value: str | None, default: str) -> list[str]:
         cmd[0] = str(path)
     elif shutil.which(program) is None:
         raise CliError(f"{option}: {program!r} was not found on PATH")
-    return cmd
+    return [cmd[0], *map(_absolute_file, cmd[1:])]
+
+
+def _absolute_file(arg: str) -> str:
+    """``arg`` with the relative file it names made absolute (else ``arg`` itself)."""
+    option, eq, value = arg.rpartition("=") if arg.startswith("-") else ("", "", arg)
+    file, colon, attr = value.rpartition(":") if ".py:" in value else (value, "", "")
+    if (os.path.isabs(file) or not (file.endswith(".py") or os.sep in file)
+            or not os.path.isfile(file)):
+        return arg
+    return f"{option}{eq}{os.path.abspath(file)}{colon}{attr}"
 
 
 def _environment(home: Path) -> dict[str, str]:

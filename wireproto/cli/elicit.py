@@ -63,7 +63,9 @@ def _choices(prop: Any) -> list[tuple[str, str]]:
 
 def _pick(answer: str, choices: list[tuple[str, str]]) -> str:
     """A number or a label/value -> the value (the answer itself when nothing matches)."""
-    if answer.isdigit() and 1 <= int(answer) <= len(choices):
+    # (digits int() takes: not "²", nor thousands of them)
+    if answer.isascii() and answer.isdigit() and len(answer) < 10 \
+            and 1 <= int(answer) <= len(choices):
         return choices[int(answer) - 1][0]
     for value, label in choices:
         if answer in (value, label):
@@ -187,7 +189,7 @@ def _as_property(item: m.QuestionItem) -> Any:
 
 async def answer_questions(ui: Ui, request: m.QuestionRequest) -> dict[str, str]:
     """Ask a Wire ``QuestionRequest``; ``{}`` (dismissed) when refused or without keyboard."""
-    ui.printer.line("[question]")
+    ui.printer.line(f"[question] {' / '.join(item.question for item in request.questions)}")
     if ui.keyboard is None:
         ui.printer.line("  -> dismissed (no keyboard with --script)")
         return {}

@@ -93,12 +93,7 @@ def main_inspect(args: argparse.Namespace) -> int:
 
 def _listener(spec: str, token: str | None) -> Listener:
     """The page's listener; the rules of ``--ws`` (see :mod:`wireproto.cli.listen`)."""
-    try:
-        return Listener(spec, token, [], token_flag="--page-token")
-    except UsageError:
-        raise
-    except CliError as exc:
-        raise CliError(f"--listen: {exc}") from None
+    return Listener(spec, token, [], token_flag="--page-token", flag="--listen")
 
 
 def _announce(url: str, want_open: bool) -> None:

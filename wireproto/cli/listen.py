@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from wireproto.cli.common import SHUTDOWN_GRACE, CliError, UsageError, watch_signals
+from wireproto.cli.common import SHUTDOWN_GRACE, UsageError, watch_signals
 from wireproto.cli.logs import redact
 from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
@@ -54,10 +54,13 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
     """Add ``--ws``, ``--token`` and ``--allow-origin`` to ``parser``."""
     parser.add_argument(
         "--ws", metavar="[HOST:]PORT", required=required,
-        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one)",
+        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one); "
+             "clients must send the token: the URL to use, token included, is printed on "
+             "stderr (wireproto: listening on ws://...?token=...)",
     )
     parser.add_argument(
-        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one)"
+        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one; "
+                        "a HOST other than loopback needs one of these)"
     )
     parser.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -87,16 +90,16 @@ class Listener:
     """A resolved listen address, token and guard.
 
     Raises:
-        CliError: an invalid address, or a non-loopback one without an
-            explicit token.
+        UsageError: an invalid address (named with ``flag``, as argparse
+            names a bad value), or a non-loopback one without an explicit token.
     """
 
     def __init__(self, spec: str, token: str | None, origins: list[str],
-                 token_flag: str = "--token") -> None:
+                 token_flag: str = "--token", flag: str = "--ws") -> None:
         try:
             self.host, self.port = parse_listen(spec)
         except ValueError as exc:
-            raise CliError(str(exc)) from None
+            raise UsageError(f"{flag}: {exc}") from None
         explicit = token or os.environ.get(TOKEN_ENV) or None
         if explicit is None and not is_loopback(self.host):
             raise UsageError(

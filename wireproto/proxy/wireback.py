@@ -55,7 +55,7 @@ from wireproto.agent.api import Agent, AgentInfo, Question, Session, SlashComman
 from wireproto.agent.content import Diff, Text, ToolContent
 from wireproto.agent.events import Notice, PlanEntry, PlanStatus, StopReason, ToolStatus
 from wireproto.agent.turn import ToolCall, Turn
-from wireproto.errors import ConnectionClosed, RpcError
+from wireproto.errors import ConnectionClosed, InvalidArgument, RpcError
 from wireproto.proxy.backend import START_ERRORS, hold_backend, start_failure
 from wireproto.proxy.options import MODE_OPTION, WIRE_OPTIONS
 from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
@@ -149,6 +149,8 @@ class WireBackedAgent(Agent):
         """Spawn the session's backend (``load``/``resume``: with the same id)."""
         if self._tg is None:
             raise RuntimeError("serve the proxy agent inside 'async with agent.running()'")
+        if not await anyio.Path(session.cwd).is_dir():  # (the backend would exit at once)
+            raise InvalidArgument(f"cwd {session.cwd}: no such directory (the Wire agent needs it)")
         if session.mcp_servers:
             refuse_once("MCP servers from the client", "a Wire agent takes no per-session MCP "
                         "servers; configure them in the Wire agent itself (ignored)")

@@ -213,8 +213,12 @@ async def open_subprocess(
 
     Raises:
         OSError: the program could not be started.
+        TypeError: ``cmd`` is one string (it is a list: the program, then each argument).
         ValueError: ``stderr`` is not a known mode.
     """
+    if isinstance(cmd, (str, bytes)):  # (else each character would be an argument)
+        raise TypeError(f"the command is a list (the program, then each argument), not one "
+                        f"string: {cmd.split()!r} rather than {cmd!r}")
     if stderr not in ("inherit", "log"):
         raise ValueError(f"unknown stderr mode {stderr!r}")
     child_in, our_in = os.pipe()

@@ -132,6 +132,14 @@ def test_tool_calls() -> None:
                                    "newText": "n"}]}
     assert out[2] == {"sessionUpdate": "tool_call_update", "toolCallId": "c1",
                       "status": "failed", "title": "Oops", "rawOutput": {"e": 1}}
+    # A failure's message is its content when it has none (ACP has no message field;
+    # call_tool failed with the reason only in the message, and the client saw none)
+    told = ToolCallUpdated("c1", ToolStatus.FAILED, content=[], message="Tool x is not available")
+    shown = ToolCallUpdated("c1", ToolStatus.FAILED, content=[Text("own")], message="why")
+    out = valid_updates([u for e in (told, shown) for u in T.updates(e, session(), PLAIN)])
+    assert [u["content"] for u in out] == [
+        [{"type": "content", "content": {"type": "text", "text": "Tool x is not available"}}],
+        [{"type": "content", "content": {"type": "text", "text": "own"}}]]
 
 
 def test_plan_entries_translate_and_unknown_values_are_refused() -> None:

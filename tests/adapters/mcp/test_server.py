@@ -152,8 +152,10 @@ async def test_pagination_asks_the_provider_every_time() -> None:
         assert tools.list_calls == 3
         tool = (await call(probe, 30, "tools/list"))["result"]["tools"][0]
         assert tool == {"name": "echo", "inputSchema": {"type": "object", "properties": {}}}
-        answer = await call(probe, 31, "tools/list", {"cursor": "not-a-cursor"})
-        assert answer["error"]["code"] == -32602
+        for cursor in ("not-a-cursor", "-1", "\u00b2", "\u0664", "9" * 5000):  # ², Arabic 4
+            answer = await call(probe, 31, "tools/list", {"cursor": cursor})
+            assert answer["error"] == {"code": -32602, "message": "Invalid cursor", "data": {
+                "path": "$.cursor", "reason": "unknown cursor"}}, cursor
 
 
 async def test_calls_and_errors() -> None:

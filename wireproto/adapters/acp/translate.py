@@ -81,6 +81,7 @@ from wireproto.agent.events import (
     ThoughtChunk,
     ToolCallStarted,
     ToolCallUpdated,
+    ToolStatus,
     TurnEnded,
     UsageUpdated,
     UserMessage,
@@ -252,11 +253,14 @@ def _tool_call(e: ToolCallStarted, ctx: Context | None = None) -> S.ToolCall:
 
 
 def _tool_update(e: ToolCallUpdated) -> S.ToolCallProgress:
+    content = e.content
+    if not content and e.message and e.status is ToolStatus.FAILED:
+        content = [Text(e.message)]  # ACP has no message field: the reason is the content
     return S.ToolCallProgress(
         tool_call_id=e.id,
         status=UNSET if e.status is None else e.status.value,
         title=_none_unset(e.title),
-        content=UNSET if e.content is None else tool_content(e.content),
+        content=UNSET if content is None else tool_content(content),
         raw_output=e.raw_output,
     )
 

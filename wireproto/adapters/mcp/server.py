@@ -36,6 +36,7 @@ A tool that ran and failed is not a protocol error: the provider returns a
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -73,6 +74,8 @@ AGENT_ERRORS: dict[type[AgentError], int] = {
 """Provider exception -> JSON-RPC code (other ``AgentError``: ``-32603``)."""
 
 _GRACE = 2.0  # seconds running calls may take to finish once the input ended
+_CURSOR = re.compile(r"[0-9]{1,18}")
+"""A cursor this server gives: an offset in ASCII digits."""
 
 
 class ToolProvider(Protocol):
@@ -213,7 +216,7 @@ class ToolServer:
         self._check_initialized()
         start = 0
         if isinstance(p.cursor, str):
-            if not p.cursor.isdigit():
+            if _CURSOR.fullmatch(p.cursor) is None:  # (not int's syntax: "²", 5000 digits)
                 raise RpcError(ErrorCode.INVALID_PARAMS, "Invalid cursor",
                                {"path": "$.cursor", "reason": "unknown cursor"})
             start = int(p.cursor)

@@ -158,6 +158,19 @@ async def test_read_error_from_the_client(acp: OpenAcp, workdir: Path) -> None:
     assert text_of(turn) == "Cannot read gone.txt: Resource not found"
 
 
+
+async def test_an_invalid_read_answer_fails_the_read_not_the_turn(
+    acp: OpenAcp, workdir: Path
+) -> None:
+    async with acp() as client:
+        client.answers["fs/read_text_file"] = lambda p: {"content": 5}
+        sid = await _session(client, workdir, FULL_CAPS)
+        response, turn = await client.prompt(sid, "/read notes.txt")
+    assert response["result"]["stopReason"] == "end_turn"
+    assert of_kind(turn, "tool_call_update")[-1]["status"] == "failed"
+    assert text_of(turn) == ("Cannot read notes.txt: invalid result of fs/read_text_file: "
+                             "Expected `str`, got `int` - at `$.content`")
+
 def _permission(option: str, seen: list[Any]) -> Any:
     def answer(params: Any) -> Any:
         seen.append(params)

@@ -298,3 +298,31 @@ async def test_server_request_ids_equal_payload_ids(open_raw: OpenRaw, workdir: 
         assert results == [{"tool_call_id": call["id"], "return_value": {
             **value, "display": [{"type": "brief", "text": "Did it"},
                                  {"type": "future", "data": {"x": 1}}], "extras": None}}]
+
+
+
+_UNUSABLE = "Invalid arguments: the tool's parameters schema cannot be applied: "
+
+
+@pytest.mark.parametrize(("parameters", "output"), [
+    # accepted at initialize as JSON Schema 2020-12, applied as such (not as the draft it names)
+    ({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+      "properties": {"n": {"exclusiveMinimum": 5}}},
+     "Invalid arguments: 4 is less than or equal to the minimum of 5"),
+    ({"$ref": "#/$defs/nowhere"}, _UNUSABLE),  # a reference to nothing
+    ({"$ref": "http://127.0.0.1:9/elsewhere.json"}, _UNUSABLE),  # never fetched
+])
+async def test_a_tool_schema_that_cannot_be_applied_fails_the_call_not_the_turn(
+    open_raw: OpenRaw, parameters: dict[str, Any], output: str
+) -> None:
+    async with open_raw() as raw:
+        reply = await raw.call("i", "initialize", {"protocol_version": "1.10", "external_tools": [
+            {"name": "t", "description": "d", "parameters": parameters}]})
+        assert reply["result"]["external_tools"] == {"accepted": ["t"], "rejected": []}
+        replies = await raw.collect_call("p", "prompt", {"user_input": '/tool t {"n": 4}'})
+        assert replies[-1] == {"jsonrpc": "2.0", "id": "p", "result": {"status": "finished"}}
+        (result,) = [p for k, p in map(event, replies[:-1]) if k == "ToolResult"]
+        value = result["return_value"]
+        assert value["is_error"] is True
+        assert value["message"].startswith(output), value
+        await assert_alive(raw)

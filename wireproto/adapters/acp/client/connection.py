@@ -200,6 +200,7 @@ class ClientConnection(ExtensionCalls):
                 self._stream, self._router(), dialect=ACP_DIALECT,
                 cancel_method=ACP_DIALECT.cancel_method, name=self.name,
             )
+            self.requests.peer = peer
             self._peer = await stack.enter_async_context(peer)
             self._stack = stack.pop_all()
         return self

@@ -25,6 +25,7 @@ A ``$/cancel_request`` from the agent cancels the handler (the peer answers
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -163,6 +164,8 @@ def _number_value_problem(
         return "expected a number"
     if isinstance(p, s.IntegerPropertySchema) and not isinstance(value, int):
         return "expected an integer"
+    if not math.isfinite(value):  # JSON has no NaN nor infinity: it would go as null
+        return "expected a finite number"
     if _set(p.minimum) and value < p.minimum:  # type: ignore[operator]
         return f"less than {p.minimum}"
     if _set(p.maximum) and value > p.maximum:  # type: ignore[operator]

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 import msgspec
 
+from wireproto.adapters._shared import after_notifications
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.acp.client.fs import FileSystem
@@ -37,6 +38,7 @@ from wireproto.adapters.acp.client.state import (
 )
 from wireproto.adapters.acp.client.terminals import Terminals
 from wireproto.errors import RpcError
+from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 
 __all__ = ["RESOURCE_NOT_FOUND", "AgentRequests"]
@@ -58,6 +60,8 @@ class AgentRequests:
     Attributes:
         opening: one event per ``session/new`` in flight; set when it ends.
         cancelled: sessions whose running turn the client cancelled.
+        peer: the connection's peer (set by the connection): a request is
+            handled once the notifications received before it were.
     """
 
     def __init__(
@@ -76,6 +80,7 @@ class AgentRequests:
         self.name = name
         self.opening: set[anyio.Event] = set()
         self.cancelled: set[str] = set()
+        self.peer: Peer | None = None
         self._pending: dict[str, set[anyio.CancelScope]] = {}
 
     def add_routes(self, router: Router) -> None:
@@ -93,9 +98,15 @@ class AgentRequests:
     async def session(self, session_id: str) -> ClientSession:
         """The session an agent request names (waiting for sessions being opened).
 
+        It first waits until the updates received before the request were
+        handled, so ``on_update`` shows the tool call a permission request is
+        about before ``on_permission`` is asked.
+
         Raises:
             RpcError: ``-32002`` for an unknown session.
         """
+        if self.peer is not None:
+            await after_notifications(self.peer)
         if session_id not in self.sessions:
             for opened in list(self.opening):
                 await opened.wait()

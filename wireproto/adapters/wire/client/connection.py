@@ -59,7 +59,7 @@ import anyio.abc
 import msgspec
 
 from wireproto import __version__
-from wireproto.adapters._shared import running_peer
+from wireproto.adapters._shared import after_notifications, running_peer
 from wireproto.errors import LocalProtocolError, RemoteProtocolError, RpcError
 from wireproto.jsonrpc.codec import WIRE_DIALECT, IncomingResponse
 from wireproto.jsonrpc.messages import ErrorCode
@@ -545,6 +545,7 @@ class WireClient(RequestAnswers):
         self._handling[request.id] = scope
         try:
             with scope:
+                await after_notifications(self.peer)  # the events sent before it first
                 return await answer(self, request)
         finally:
             if self._handling.get(request.id) is scope:
