@@ -173,3 +173,13 @@ async def test_receive_buffered_hands_out_a_read_in_order_and_leaves_yields_to_r
         assert reader.receive_buffered() == []  # closed: nothing more, receive raises
         with pytest.raises(anyio.ClosedResourceError):
             await reader.receive()
+
+
+async def test_receive_nowait_hands_out_one_buffered_message_or_sends_to_receive() -> None:
+    writer, reader = _pipe_pair()
+    async with writer, reader:
+        await writer.send_many([b'{"n":1}', b'{"n":2}'])
+        assert await reader.receive() == b'{"n":1}'
+        assert reader.receive_nowait() == b'{"n":2}'
+        with pytest.raises(anyio.WouldBlock):
+            reader.receive_nowait()  # nothing buffered: receive waits for more

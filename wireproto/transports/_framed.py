@@ -166,8 +166,24 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
 
         At most as many as may be handed out before a yield is due (see
         :data:`YIELD_EVERY`): then none, and :meth:`receive` yields first.
+        An oversized line is left to :meth:`receive` to report.
         """
-        room = YIELD_EVERY - 1 - self._streak
+        return self._take(YIELD_EVERY)
+
+    def receive_nowait(self) -> bytes:
+        """Return the next whole message if one is buffered and no yield is due.
+
+        Raises:
+            anyio.WouldBlock: await :meth:`receive` instead (it also reports
+                an oversized line).
+        """
+        msgs = self._take(1)
+        if not msgs:
+            raise anyio.WouldBlock
+        return msgs[0]
+
+    def _take(self, limit: int) -> list[bytes]:
+        room = min(limit, YIELD_EVERY - 1 - self._streak)
         if room <= 0 or self._closed:
             return []
         msgs = self._framer.take(room)
