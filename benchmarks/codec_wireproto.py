@@ -16,16 +16,17 @@
 * decode, responses: what the peer does for a request alone in flight:
   what ``Decoder.expect(id, InitializeResponse, dec_hook)`` does, inline as
   ``Peer.request`` does it before sending the request (``fast[0] =
-  expecting[InitializeResponse, dec_hook]``, ``expected_id[0] = id``; the
-  peer keeps that look-up while consecutive requests expect the same type,
-  as a client's prompts do: a request expecting another type costs one
-  dict look-up more, ~0.1 us), then the same read loop step, where
-  ``fast[0]`` is
-  now the function that tells the expected response from a call and
+  expecting[InitializeResponse, dec_hook]``, one store: the id is not
+  matched, the expectation ending when a second request is sent; the peer
+  keeps that look-up while consecutive requests expect the same type, as a
+  client's prompts do: a request expecting another type costs one dict
+  look-up more, ~0.1 us), then the same read loop step, where ``fast[0]``
+  is now the function that tells the expected response from a call and
   decodes it, envelope and result Struct, in one msgspec call (decoding it
-  ends the expectation; ``Peer.request`` then only tests that a response
-  came, in its ``finally``: not timed); the adapter's leniency only if that
-  strict decode fails, as ``Peer.request(lenient=...)``: it never does here;
+  ends the expectation; ``Peer.request``'s ``finally`` then tests that it
+  ended, as it did before: not timed, as the rest of the request); the
+  adapter's leniency only if that strict decode fails, as
+  ``Peer.request(lenient=...)``: it never does here;
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
   Struct, written by ``wireproto.jsonrpc.codec.Encoder`` into its reused
   buffer with the trailing newline.
@@ -78,7 +79,6 @@ for _method, _type in PARAMS.items():
 DECODER = Decoder(ACP_DIALECT, ROUTER)
 ENCODER = Encoder(ACP_DIALECT)
 RESULT = schema.InitializeResponse  # known from the pending `initialize` request
-RESULT_ID = 0  # its id (the benchmark's response answers it)
 
 
 def prepare(case: str, message: dict[str, Any]) -> Request | Notification | Response:
@@ -137,14 +137,12 @@ def read_result(
     refused = self._decoder._decode_refused
     msg: Any = None
     for _ in range(number):
-        last = self._expected  # (Peer.request from here)
-        if RESULT is not last[0] or hook is not last[1]:
-            last = self._expected = expectation(self._decoder, RESULT, hook)
-        if last[2] is None:
-            raise AssertionError("an unhashable result type")
-        decoder = self._decoder
-        decoder._fast[0] = last[2]  # type: ignore[assignment]
-        decoder._expected_id[0] = RESULT_ID
+        kept, kept_hook, decode = self._expected  # (Peer.request from here)
+        if RESULT is not kept or hook is not kept_hook:
+            kept, kept_hook, decode = self._expected = expectation(
+                self._decoder, RESULT, hook
+            )
+        self._decoder._fast[0] = decode  # type: ignore[assignment]
         try:
             msg = fast[0](data)
         except InvalidMessage:

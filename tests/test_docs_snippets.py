@@ -11,9 +11,7 @@ blocks must stay rare, and are still compiled.
 from __future__ import annotations
 
 import ast
-import os
 import re
-import sys
 import types
 from pathlib import Path
 
@@ -50,8 +48,6 @@ def test_snippets_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("WIREPROTO_HOME", str(tmp_path / "home"))
     monkeypatch.delenv("WIREPROTO_AGENT", raising=False)  # the snippets spawn the demo agent
-    # (as a reader runs them: with this environment's ``wireproto`` on PATH)
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
     module = types.ModuleType(str(namespace["__name__"]))
     namespace = module.__dict__

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -159,3 +160,18 @@ async def test_common_slips_say_what_to_write_instead() -> None:
     with pytest.raises(TypeError, match="not one string"):
         async with connect_wire("wireproto wire"):
             pass
+
+
+@pytest.mark.anyio
+async def test_a_program_not_on_path_says_how_to_name_it(tmp_path: Path) -> None:
+    from wireproto.transports import open_subprocess
+
+    with pytest.raises(FileNotFoundError, match=r"a program looked up on PATH; give its full "
+                       r"path, or \[sys.executable, '-m', MODULE\]") as info:
+        async with open_subprocess(["wireproto-no-such-program", "acp"]):
+            pass
+    assert info.value.filename == "wireproto-no-such-program"
+    with pytest.raises(FileNotFoundError) as info:  # a missing directory is not about PATH
+        async with open_subprocess(["true"], cwd=tmp_path / "gone"):
+            pass
+    assert "PATH" not in str(info.value)

@@ -94,7 +94,8 @@ class InvalidMessage(RemoteProtocolError):
         reply: whether the protocol wants an answer at all (some
             malformed inputs are only logged).
         response: the message is a response to the request ``id`` that
-            cannot be read: that request fails with this error.
+            cannot be read: that request fails with this error (an answer,
+            when ``reply``, has a null id).
     """
 
     def __init__(

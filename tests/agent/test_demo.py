@@ -22,7 +22,7 @@ from wireproto.agent.api import (
     ToolOutcome,
 )
 from wireproto.agent.content import ContentBlock, Diff, Text
-from wireproto.agent.demo import COMMANDS, DemoAgent
+from wireproto.agent.demo import BIG_LIMIT, COMMANDS, DemoAgent
 from wireproto.agent.events import (
     AgentMessageChunk,
     Event,
@@ -343,6 +343,8 @@ async def test_big(runtime: Runtime, session: Session, channel: RecordingChannel
     assert len(chunks(channel.events())) == 1
     assert await say(runtime, session, "/big 0") == ""
     assert await say(runtime, session, "/big -1") == "Usage: /big N"
+    for n in (BIG_LIMIT + 1, 10**20):  # (never allocated: it took MemoryError, -32603)
+        assert await say(runtime, session, f"/big {n}") == "Usage: /big N"
 
 
 # ------------------------------------------------------------------------- /tool

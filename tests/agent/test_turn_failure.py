@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from wireproto.agent.api import Agent
+from wireproto.agent import ClientFileError, ClientFileNotFound
+from wireproto.agent.api import Agent, ClientCapabilities
 from wireproto.agent.content import Text
 from wireproto.agent.events import (
     AgentMessageChunk,
+    PlanEntry,
     StopReason,
     ThoughtChunk,
+    ToolCallStarted,
     ToolCallUpdated,
+    ToolKind,
     ToolStatus,
     TurnEnded,
 )
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
-from wireproto.errors import AgentFailed, NotFound
+from wireproto.errors import AgentFailed, NotFound, RpcError
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
@@ -137,3 +143,108 @@ async def test_a_chunk_that_is_not_text_fails_the_turn_by_name(
                                "message": f"{method}() takes a str, not int"}
     sent = [getattr(e, "event", e) for e in channel.events()]  # (a sub-agent's: wrapped)
     assert not [e for e in sent if isinstance(e, (AgentMessageChunk, ThoughtChunk))]
+
+
+class Slips(Agent):
+    """Tool-call calls with the usual slips of an untyped agent."""
+
+    def __init__(self, slip: str) -> None:
+        self.slip = slip
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        call = await turn.start_tool("write", "Writing", kind="edit")  # type: ignore[arg-type]
+        if self.slip == "complete(str)":
+            await call.complete("written")  # type: ignore[arg-type]
+        elif self.slip == "complete([str])":
+            await call.complete(["written"])  # type: ignore[list-item]
+        elif self.slip == "fail(list)":
+            await call.fail(["bad"])  # type: ignore[arg-type]
+        elif self.slip == "display=block":
+            await turn.request_approval(call, "write", "W", Text("x"))  # type: ignore[arg-type]
+        elif self.slip == "plan([str])":
+            await turn.plan(["Read the code"])  # type: ignore[list-item]
+        elif self.slip == "plan(entry)":
+            await turn.plan(PlanEntry("Read the code"))  # type: ignore[arg-type]
+        elif self.slip == "set_title(int)":
+            await turn.set_title(5)  # type: ignore[arg-type]
+        else:  # the values of the enums, as str, are accepted
+            await call.update(status="completed")  # type: ignore[arg-type]
+        return StopReason.END_TURN
+
+
+@pytest.mark.parametrize("slip, message", [
+    ("complete(str)", "ToolCall.update()/complete() takes a list of content blocks, e.g. "
+                      "[Text('written')], not a str"),
+    ("complete([str])", "ToolCall.update()/complete(): a str is not a content block (Text, "
+                        "Diff, Terminal, Image, Audio, Video, ResourceText, ResourceBlob, "
+                        "ResourceLink)"),
+    ("fail(list)", "ToolCall.fail() takes a str, not list"),
+    ("display=block", "Turn.request_approval(display=) takes a list of content blocks, e.g. "
+                      "[Text(...)], not one block"),
+    *((slip, "Turn.plan() takes the list of the plan's entries, e.g. [PlanEntry('Read the "
+             "code', 'in_progress')]") for slip in ("plan([str])", "plan(entry)")),
+    ("set_title(int)", "Turn.set_title() takes a str, not int"),
+])
+async def test_tool_call_slips_fail_the_turn_saying_what_to_write(
+    store: JsonlStore, workdir: Path, slip: str, message: str
+) -> None:
+    # (they failed later, in an adapter: KeyError: <class 'str'>, 'Text' object is not iterable)
+    runtime = Runtime(Slips(slip), store)
+    session = await runtime.new_session(RecordingChannel(), str(workdir))
+    with pytest.raises(AgentFailed) as info:
+        await runtime.prompt(session, [Text("go")])
+    assert info.value.data == {"type": "TypeError", "message": message}
+
+
+async def test_enum_values_as_str_are_the_enums(store: JsonlStore, workdir: Path) -> None:
+    runtime = Runtime(Slips("values"), store)
+    channel = RecordingChannel()
+    session = await runtime.new_session(channel, str(workdir))
+    assert await runtime.prompt(session, [Text("go")]) is StopReason.END_TURN
+    started = [e for e in channel.events() if isinstance(e, ToolCallStarted)]
+    updated = [e for e in channel.events() if isinstance(e, ToolCallUpdated)]
+    assert started[0].kind is ToolKind.EDIT and updated[0].status is ToolStatus.COMPLETED
+
+
+class Reads(Agent):
+    """Reads a file, catching what an agent written for local files catches."""
+
+    def __init__(self) -> None:
+        self.caught: list[BaseException] = []
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        for path in ("missing.txt", "/outside/x"):
+            try:
+                await turn.read_text_file(path)
+            except OSError as exc:
+                self.caught.append(exc)
+        return StopReason.END_TURN
+
+
+class Editor(RecordingChannel):
+    """A client serving files that refuses paths outside the session as ACP's does."""
+
+    async def read_text_file(self, session: Any, path: str) -> str:
+        if path.startswith("/outside"):
+            raise RpcError(-32602, f"Path is outside the session's roots: {path}")
+        return await super().read_text_file(session, path)
+
+
+@pytest.mark.parametrize("through_client", [False, True])
+async def test_a_file_read_fails_as_an_os_error_either_way(
+    store: JsonlStore, workdir: Path, through_client: bool
+) -> None:
+    # (through a client it was an RpcError, and the tutorial's `except OSError` let it through)
+    agent = Reads()
+    channel = Editor(ClientCapabilities(read_text_file=through_client))
+    runtime = Runtime(agent, store)
+    session = await runtime.new_session(channel, str(workdir))
+    assert await runtime.prompt(session, [Text("go")]) is StopReason.END_TURN
+    missing, outside = agent.caught
+    assert isinstance(missing, FileNotFoundError) and isinstance(outside, OSError)
+    if through_client:  # the client's error, whole: still an RpcError
+        assert isinstance(missing, ClientFileNotFound) and isinstance(missing, RpcError)
+        assert (missing.code, missing.errno) == (-32002, errno.ENOENT)
+        assert isinstance(outside, ClientFileError) and not isinstance(outside, ClientFileNotFound)
+        assert (outside.code, outside.errno) == (-32602, errno.EACCES)
+        assert str(outside) == "Path is outside the session's roots: /outside/x (-32602)"

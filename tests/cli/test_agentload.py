@@ -123,7 +123,10 @@ def test_the_option_wins_over_the_variable(kit: Any, project: Path, elsewhere: P
      "the module has no attribute 'missing'; it defines Shout, agent"),
     ("PROJECT/broken.py:agent", False,
      "tried the file PROJECT/broken.py: SyntaxError: invalid syntax (PROJECT/broken.py, line 2)"),
-    ("PROJECT/raises.py:agent", False, "tried the file PROJECT/raises.py: KeyError: 'API_KEY'"),
+    ("PROJECT/raises.py:agent", False,  # (where, in the agent's code: not in os.py)
+     "tried the file PROJECT/raises.py: KeyError: 'API_KEY' (PROJECT/raises.py, line 2)"),
+    ("PROJECT/factory.py:make", False,
+     "make() failed: ValueError: no key (PROJECT/factory.py, line 3)"),
     ("PROJECT/values.py:agent", False, "agent is an int, neither an Agent nor a callable "
                                         "returning one (e.g. agent = MyAgent())"),
     ("PROJECT/sync.py:agent", False, "Sync.prompt is a plain function; declare it 'async def "
@@ -136,6 +139,8 @@ def test_load_errors_say_which_form_was_tried_and_why(
     (project / "broken.py").write_text("x = 1\ndef (:\n")
     (project / "raises.py").write_text("import os\nos.environ['API_KEY']\n")
     (project / "values.py").write_text("agent = 42\n")
+    (project / "factory.py").write_text("def make():\n    key = None\n"
+                                        "    raise ValueError('no key')\n")
     (project / "sync.py").write_text("from wireproto.agent import Agent\n\nclass Sync(Agent):\n"
                                      "    def prompt(self, turn):\n        return 'end_turn'\n\n"
                                      "agent = Sync()\n")

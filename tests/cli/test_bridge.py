@@ -96,3 +96,16 @@ def test_a_missing_agent_command_is_a_usage_error(kit: Any) -> None:
     assert proc.wait() == 2
     assert proc.err.strip().splitlines()[-1] == ("wireproto: error: give the agent command "
                                                  "after --")
+
+
+def test_a_frame_with_line_breaks_reaches_the_child_as_one_line(kit: Any, tmp_path: Path) -> None:
+    script = tmp_path / "pid_echo.py"
+    script.write_text(PID_ECHO)
+    server, base, token = kit.ws("bridge", "--ws", "0", "--", sys.executable, str(script))
+    with connect(f"{base}/?token={token}") as ws:
+        ws.send(json.dumps({"who": "a", "n": 1, "text": "two\nlines"}, indent=2))  # valid JSON
+        answer = json.loads(ws.recv(timeout=20))
+        assert (answer["who"], answer["n"], answer["text"]) == ("a", 1, "two\nlines")
+        ws.send(json.dumps({"who": "a", "n": 2}))  # the same child serves on
+        assert json.loads(ws.recv(timeout=20)) == {"who": "a", "n": 2, "pid": answer["pid"]}
+    assert kit.stop(server) == 0

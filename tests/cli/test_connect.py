@@ -248,3 +248,37 @@ def test_a_loaded_acp_session_shows_its_banner_then_its_history(kit: Any, workdi
     replayed, prompted = lines.index("> first prompt"), lines.index("> second prompt")
     assert 1 < replayed < prompted
     assert any("first prompt" in line for line in lines[replayed + 1 : prompted])
+    assert lines[prompted - 1] == "[end of the history: new prompts follow]"
+
+
+def test_a_wire_replay_is_framed_as_history(kit: Any, workdir: Path) -> None:
+    server = [*kit.wireproto, "wire", "--session", "kept"]
+    first = kit.spawn("connect", "wire", "--script", "-", "--", *server, cwd=workdir,
+                      stdin=subprocess.PIPE, lines=False)
+    first.write("first prompt\n")
+    first.close_stdin()
+    assert first.wait() == 0, first.err
+    again = kit.spawn("connect", "wire", "--replay", "--script", "-", "--", *server,
+                      cwd=workdir, stdin=subprocess.PIPE, lines=False)
+    again.write("second prompt\n")
+    again.close_stdin()
+    assert again.wait() == 0, again.err
+    lines = again.out.decode().splitlines()
+    start, end = (lines.index("[the session's history]"),
+                  lines.index("[end of the history: new prompts follow]"))
+    assert start < lines.index("> first prompt") < end < lines.index("> second prompt")
+
+
+def test_an_agents_terminal_control_characters_are_shown_not_obeyed(
+    kit: Any, workdir: Path
+) -> None:
+    # the demo agent echoes the prompt: what a hostile agent would send, read back
+    hostile = "clip \x1b]52;c;cm0gLXJmIH4=\x07 clear \x1b[2J back\x08\x08over \x9b31m"
+    (workdir / "hostile.txt").write_text(hostile + "\n", newline="")
+    proc = kit.spawn("connect", "acp", "--script", "hostile.txt", "--", *kit.wireproto, "acp",
+                     cwd=workdir, stdin=subprocess.DEVNULL, lines=False)
+    assert proc.wait() == 0, proc.err
+    out = proc.out.decode()
+    assert not any(c in out for c in "\x1b\x07\x08\x9b")
+    assert ("You said: clip \\x1b]52;c;cm0gLXJmIH4=\\x07 clear \\x1b[2J back\\x08\\x08over "
+            "\\x9b31m\n") in out

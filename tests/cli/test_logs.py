@@ -66,6 +66,22 @@ def test_secrets_never_reach_the_file(home: Path) -> None:
         assert secret not in text
 
 
+def test_a_peers_terminal_controls_cannot_rewrite_a_log_line(home: Path) -> None:
+    path = logs.setup_logging("connect", "error")
+    assert path is not None
+    log = logging.getLogger("wireproto.test")
+    forged = "s1\r2026-01-01 00:00:00,000 INFO all fine\x1b[2K\x9b1A"  # an agent's session id
+    log.warning("update for unknown session %s dropped", forged)
+    try:
+        raise ValueError(f"bad id {forged}")
+    except ValueError:
+        log.exception("failed\tonce\nand again")  # (tabs and line feeds are ours)
+    text = path.read_text()
+    assert not any(c in text for c in "\r\x1b\x9b")
+    assert ("update for unknown session s1\\x0d2026-01-01 00:00:00,000 INFO all fine"
+            "\\x1b[2K\\x9b1A dropped") in text
+    assert "failed\tonce\nand again" in text and "ValueError: bad id s1\\x0d2026" in text
+
 @pytest.mark.parametrize("text", [
     "GET /?%74oken=SECRET HTTP/1.1", "GET /?a=1&%74%6F%6B%65%6E=SECRET", "GET /?x=1;token=SECRET",
     "< Authorization: Basic SECRET", "authorization: Bearer SECRET", "header basic SECRET",

@@ -58,8 +58,9 @@ def test_a_refused_token_is_told_apart_from_a_missing_one(kit: Any) -> None:
     }
     for args, hint in cases.items():
         error = _error(kit.spawn(*args, stdin=subprocess.DEVNULL))
+        reason = "Invalid token" if "wrong" in " ".join(args) else "Missing token"
         assert error.startswith("wireproto: error: cannot reach the agent: websocket "
-                                "handshake refused: HTTP 401; "), (args, error)
+                                f"handshake refused: HTTP 401 ({reason}); "), (args, error)
         assert hint in error, (args, error)
     assert kit.stop(server) == 0
 

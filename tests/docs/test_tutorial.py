@@ -23,6 +23,8 @@ EXPECTED = {
     '"hello"': ["You said: hello (earlier prompts: 0)"],
     "/read notes.txt": ["[fs] read ", "notes.txt through this client", "notes.txt has 2 lines."],
     "/write hello.txt": ["[approval]", "Wrote hello.txt.", "[finished]"],
+    "/write draft.txt": ["draft.txt through this client: no such file (yet)",
+                         "[fs] wrote ", "Wrote draft.txt.", "[end_turn]"],
     "/count 3": ["1 2 3", "[end_turn]"],
     '"first"': ["You said: first (earlier prompts: 0)"],
     '"second"': ["> first", "You said: second (earlier prompts: 1)"],
@@ -55,6 +57,7 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("WIREPROTO_AGENT", None)
     (tmp_path / "hello.txt").unlink(missing_ok=True)
+    (tmp_path / "draft.txt").unlink(missing_ok=True)
     for command in _commands():
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
                               capture_output=True, text=True, timeout=120)
@@ -64,3 +67,4 @@ def test_the_tutorial_runs_as_written(tmp_path: Path) -> None:
                 for text in wanted:
                     assert text in done.stdout, f"{command}: no {text!r} in\n{done.stdout}"
     assert (tmp_path / "hello.txt").read_text() == "Hello from coder"
+    assert (tmp_path / "draft.txt").read_text() == "Written through the client"

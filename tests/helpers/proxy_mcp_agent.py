@@ -4,16 +4,19 @@
 client, over a real subprocess), lists its tools, announces a tool call and calls
 NAME with the JSON arguments; the reply names the result. Anything else is echoed.
 Serve it with ``wireproto acp --agent proxy_mcp_agent:agent --allow-client-stdio-mcp``.
+With ``SLOW_MCP_SESSION=SECONDS`` in its environment, a session given MCP servers takes
+that long to start.
 """
 
 from __future__ import annotations
 
 import os
 
+import anyio
 import msgspec
 
 from wireproto.adapters.mcp.client import ToolClient
-from wireproto.agent.api import Agent, AgentInfo
+from wireproto.agent.api import Agent, AgentInfo, Session
 from wireproto.agent.content import Text
 from wireproto.agent.events import StopReason, ToolStatus
 from wireproto.agent.turn import Turn
@@ -22,6 +25,10 @@ from wireproto.transports.subprocess import open_subprocess
 
 class McpUsingAgent(Agent):
     info = AgentInfo(name="mcp-user", version="1")
+
+    async def session_started(self, session: Session, how: str) -> None:
+        if session.mcp_servers:
+            await anyio.sleep(float(os.environ.get("SLOW_MCP_SESSION", "0")))
 
     async def prompt(self, turn: Turn) -> StopReason:
         if not turn.text.startswith("/call "):

@@ -137,7 +137,7 @@ def test_addresses_must_be_loopback(address: str) -> None:
 
 
 @pytest.mark.parametrize(("env", "message"), [
-    ({}, f"{ADDRESS_ENV} and {TOKEN_ENV} must be set"),
+    ({}, f"{ADDRESS_ENV} and {TOKEN_ENV} must be set: a host (wireproto.host) starts"),
     ({ADDRESS_ENV: "192.0.2.1:4000", TOKEN_ENV: "t"}, "not a loopback address"),
 ])
 def test_bridge_refuses_a_bad_environment(env: dict[str, str], message: str) -> None:
@@ -145,7 +145,8 @@ def test_bridge_refuses_a_bad_environment(env: dict[str, str], message: str) -> 
     done = subprocess.run(BRIDGE, env={**base, **env}, input=b"", capture_output=True,
                           timeout=30, check=False)
     assert done.returncode == 1
-    assert message in done.stderr.decode()
+    errors = done.stderr.decode().splitlines()
+    assert len(errors) == 1 and errors[0].startswith("wireproto: error: ") and message in errors[0]
 
 
 @pytest.mark.anyio

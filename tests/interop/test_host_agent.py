@@ -1,9 +1,10 @@
 """The host against an agent built on the official ACP TypeScript SDK (``host_agent.mjs``).
 
-The guide's example (``examples/host_example.py``) runs as it is; permission
-requests about the host's tools in the title forms of Claude Code and Kimi
-CLI are answered by policy; an agent that outlives its stdin is ended after
-its executor's grace, and the log says by which signal.
+The guide's example (``examples/host_example.py``) runs as it is and prints what
+the guide (``docs/host.md``) says; permission requests about the host's tools in
+the title forms of Claude Code and Kimi CLI are answered by policy; an agent that
+outlives its stdin is ended after its executor's grace, and the log says by which
+signal.
 """
 
 from __future__ import annotations
@@ -39,20 +40,15 @@ def test_the_guide_example_runs(node: str, node_modules: Path) -> None:
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == [
-        "bridge injected (the engine default of executor 'ts')",
-        "plan: run kiki_read",
-        "tool call mcp__kiki__kiki_read: pending",
-        "tool call update: completed",
-        "message: hello from notes",
-        "stop: end_turn",
-        "bad arguments: error -32602: Invalid arguments for kiki_read: path: 5 is not of "
-        "type 'string'",
-        "asked the program about 'Run rm -rf build'",
-        "other permission: reject",
-        "cancelled turn: cancelled",
-        "observations: 0",
-    ]
+    assert done.stdout.splitlines() == _printed_in_the_guide()
+    assert "observations: 0" in done.stdout  # (the guide shows a run that passed)
+
+
+def _printed_in_the_guide() -> list[str]:
+    """The lines ``docs/host.md`` says the example prints (its block after "It prints:")."""
+    guide = (ROOT / "docs" / "host.md").read_text()
+    block = guide.split("It prints:", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    return block.splitlines()
 
 
 def _config(tmp_path: Path, node: str, linger: bool = False) -> Path:

@@ -75,7 +75,9 @@ def answer(dialect: Dialect, data: bytes) -> bytes | NoReply | Incoming:
     except InvalidMessage as exc:
         if not exc.reply:
             return NO_REPLY
-        return Encoder(dialect).error(exc.id, exc.code, exc.message, exc.data)
+        # (a response's id names the request it fails: its answer has a null id)
+        return Encoder(dialect).error(None if exc.response else exc.id, exc.code, exc.message,
+                                      exc.data)
 
 
 def is_request(id: Any) -> Callable[[Any], bool]:

@@ -79,13 +79,16 @@ def test_an_expectation_ends_at_the_first_response_and_fast_returns_to_the_union
     decoder.decode(_call("a", {"x": 1}, 1))
     union = decoder._fast[0]
     decoder.expect(7, Point)
-    assert decoder._fast[0] is decoder._expecting[Point, None] and decoder._expected_id == [7]
+    assert decoder._fast[0] is decoder._expecting[Point, None]
     request = b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'  # (id first)
     assert isinstance(decoder.decode(request), Call)
     assert isinstance(decoder.decode(_call("note", {"x": 2})), Call)
     assert decoder._fast[0] is not union  # calls leave it expected
-    msg = decoder.decode(b'{"jsonrpc":"2.0","id":8,"result":{"x":1}}')  # another id
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":8,"result":{"y":1}}')  # a result Point refuses
     assert type(msg.result) is msgspec.Raw and decoder._fast[0] is union  # ended
+    decoder.expect(7, Point)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":8,"result":{"x":1}}')  # (ids are not matched)
+    assert (msg.id, msg.result) == (8, Point(x=1)) and decoder._fast[0] is union
     decoder.expect(7, Point)
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":7,"result":{"x":1}}')
     assert msg.result == Point(x=1) and decoder._fast[0] is union

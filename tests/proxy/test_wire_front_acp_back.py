@@ -137,6 +137,40 @@ async def test_external_tools_reach_the_acp_backend_as_an_mcp_server(tmp_path: P
     assert len(calls) == 1 and [r.tool_call_id for r in results] == [calls[0].id]
 
 
+
+async def test_tools_are_still_offered_after_a_first_prompt_cancelled_while_offering(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "WIREPROTO_HOME": str(tmp_path / "home"), "SLOW_MCP_SESSION": "1",
+           "PYTHONPATH": os.pathsep.join([str(HELPERS), os.environ.get("PYTHONPATH", "")])}
+
+    async def lookup(arguments: Any) -> str:
+        return f"value of {arguments['key']}"
+
+    tool = ExternalTool(name="lookup", description="Look a key up",
+                        parameters={"type": "object", "properties": {"key": {"type": "string"}}})
+    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
+           "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
+           "--allow-client-stdio-mcp"]
+    async with open_subprocess(cmd, env=env, stderr="log") as child, \
+            WireClient(child, external_tools={"lookup": (tool, lookup)}) as wire:
+        await wire.initialize()
+        async with anyio.create_task_group() as tg:
+            status: list[str] = []
+
+            async def first() -> None:  # its backend session with the tools takes 1 s
+                status.append((await wire.prompt("hello")).status)
+
+            tg.start_soon(first)
+            async for event in wire.events():
+                if isinstance(event, m.StepBegin):  # the offer is under way: cancelled in it
+                    await wire.cancel()
+                    break
+        assert status == ["cancelled"]
+        result = await wire.prompt('/call lookup {"key": "k1"}')
+        assert result.status == "finished"
+        assert _text(wire.take_events()).endswith("tools ['lookup']; lookup -> value of k1")
+
 async def test_model_flag_reaches_the_backend_option_and_plan_mode_is_refused(
     tmp_path: Path
 ) -> None:

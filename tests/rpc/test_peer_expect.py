@@ -9,6 +9,7 @@ expecting nothing, so calls go on taking the one msgspec call of
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import anyio
@@ -18,7 +19,7 @@ import pytest
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import RemoteProtocolError, RpcError
 from wireproto.rpc.router import Router
-from wireproto.testing import peer_pair, wait_all_tasks_blocked
+from wireproto.testing import peer_pair, probe_peer, wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -114,3 +115,37 @@ async def test_an_unhashable_dec_hook_is_decoded_after_the_response() -> None:
     async with peer_pair(None, _router(release)) as (a, _):
         assert await a.request("point", 4, result_type=Point, dec_hook=Hook()) == Point(4, 2)
         assert not a._decoder._expecting  # (unhashable: nothing was expected)
+
+
+async def test_a_late_response_to_a_request_given_up_leaves_the_next_one_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The expectation matches no id: a response that answers no request (here
+    the late one to a request that timed out, of the same type) is dropped,
+    and the request alone in flight still gets its own result."""
+    caplog.set_level(logging.INFO, logger="wireproto.rpc.peer")
+    router = Router()
+    router.add("note", _note, notification=True)
+    async with probe_peer(router) as (a, probe):
+        await probe.write_json({"jsonrpc": "2.0", "method": "note", "params": {}})
+        with pytest.raises(TimeoutError):
+            await a.request("first", None, result_type=Point, timeout=0.01)
+        first = await probe.read_json()
+        idle = a._decoder._fast[0]
+        async with anyio.create_task_group() as tg:
+            got: list[Point] = []
+
+            async def second() -> None:
+                got.append(await a.request("second", None, result_type=Point))
+
+            tg.start_soon(second)
+            request = await probe.read_json()
+            assert request["method"] == "second"
+            for rid, x in ((first["id"], 9), (request["id"], 1)):  # (the late one first)
+                await probe.write_json({"jsonrpc": "2.0", "id": rid, "result": {"x": x, "y": 2}})
+        assert got == [Point(1, 2)] and a._decoder._fast[0] is idle
+    assert f"response to unknown id {first['id']!r} dropped" in caplog.text
+
+
+async def _note(params: Any) -> None:
+    pass

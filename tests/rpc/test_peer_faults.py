@@ -11,10 +11,11 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 import pytest
 from timeouts import units
 
-from wireproto.errors import ConnectionClosed
+from wireproto.errors import ConnectionClosed, RemoteProtocolError
 from wireproto.rpc.peer import Peer
 from wireproto.rpc.router import Router
 from wireproto.testing import wait_all_tasks_blocked
@@ -146,3 +147,32 @@ async def test_slow_reader_over_a_pipe_blocks_the_producer(anyio_backend_name: s
         assert stream.buffered == 0
         tg.cancel_scope.cancel()
     assert stream.returncode == -signal.SIGTERM
+
+
+@pytest.mark.parametrize("answer", [
+    b'{"jsonrpc":"2.0","id":%d,"error":{"code":"x","message":5}}',  # not an error object
+    b'{"jsonrpc":"2.0","id":%d,"result":1,"error":{"code":1,"message":"m"}}',  # both
+    b'{"jsonrpc":"2.0","id":%d}',  # neither
+])
+@pytest.mark.parametrize("result_type", [None, int])
+async def test_an_unreadable_response_fails_its_request_not_leaves_it_waiting(
+    answer: bytes, result_type: Any
+) -> None:
+    ours, theirs = memory_pair()
+    async with Peer(theirs) as peer, ours, anyio.create_task_group() as tg:
+
+        async def respond() -> None:
+            first = msgspec.json.decode(await ours.receive())
+            await ours.send(answer % first["id"])
+            refusal = msgspec.json.decode(await ours.receive())  # answered as before: id null
+            assert refusal == {"jsonrpc": "2.0", "id": None,
+                               "error": {"code": -32600, "message": "Invalid response"}}
+            second = msgspec.json.decode(await ours.receive())
+            await ours.send(b'{"jsonrpc":"2.0","id":%d,"result":7}' % second["id"])
+
+        tg.start_soon(respond)
+        with anyio.fail_after(units(1)), pytest.raises(
+            RemoteProtocolError, match=r"the peer's response to ask is invalid: Invalid response"
+        ):
+            await peer.request("ask", result_type=result_type)
+        assert await peer.request("ask", result_type=int) == 7  # still serving

@@ -73,6 +73,27 @@ async def test_secrets_are_masked_in_logged_stderr(caplog: pytest.LogCaptureFixt
     assert token not in caplog.text and key not in caplog.text
 
 
+
+async def test_a_secret_across_the_cut_of_a_long_stderr_line_is_masked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    token = "tok-0123456789abcdef"
+    leaky = (  # a line longer than a logged piece, cut (by a pause) inside the secret
+        "import os, sys, time\n"
+        "t = os.environ['T']\n"
+        "sys.stderr.write('x' * 70000 + t[:9]); sys.stderr.flush(); time.sleep(0.5)\n"
+        "sys.stderr.write(t[9:] + ' end\\n')\n"
+    )
+    env = {**os.environ, "T": token}
+    async with open_subprocess(
+        [sys.executable, "-c", leaky], env=env, stderr="log", redact=[token]
+    ) as stream:
+        await stream.wait()
+    text = "".join(r.getMessage() for r in caplog.records if r.name.endswith(".stderr"))
+    assert token[:9] not in text and token[9:] not in text
+    assert text.endswith("x[redacted] end")
+
 async def test_stderr_inherit(capfd: pytest.CaptureFixture[str]) -> None:
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('to inherited stderr\\n')"]
     async with open_subprocess(cmd) as stream:

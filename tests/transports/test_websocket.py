@@ -24,6 +24,8 @@ pytestmark = pytest.mark.anyio
 
 
 def require_token(request: WebSocketRequest) -> Refusal | None:
+    if request.headers.get("x-odd-reason"):  # a server's reason is shown tamed
+        return (400, "line one\x1b[31m red\nline two")
     if request.headers.get("authorization") != "Bearer s3cret":
         return (401, "missing or wrong token")
     if request.headers.get("origin") not in (None, "http://127.0.0.1"):
@@ -45,10 +47,16 @@ async def test_handshake_check_and_request_info() -> None:
             async with connect_websocket(server.url + "/acp"):
                 pass
         assert info.value.__cause__ is not None
+        # (the server's reason, on both backends)
+        assert str(info.value) == "websocket handshake refused: HTTP 401 (missing or wrong token)"
         bad_origin = {"Authorization": "Bearer s3cret", "Origin": "http://evil.example"}
-        with pytest.raises(ConnectionClosed, match="403"):
+        with pytest.raises(ConnectionClosed, match=r"403 \(origin not allowed\)$"):
             async with connect_websocket(server.url, headers=bad_origin):
                 pass
+        with pytest.raises(ConnectionClosed) as info:
+            async with connect_websocket(server.url, headers={"X-Odd-Reason": "1"}):
+                pass
+        assert str(info.value) == "websocket handshake refused: HTTP 400 (line one?[31m red)"
         assert seen == []  # refused handshakes never reach the handler
         headers = [("Authorization", "Bearer s3cret"), ("X-Extra", "a"), ("X-Extra", "b")]
         async with connect_websocket(server.url + "/acp?session=1", headers=headers) as stream:
@@ -146,6 +154,23 @@ async def test_one_text_frame_per_message_without_newline() -> None:
     assert frames == ['{"jsonrpc":"2.0","method":"a"}', '{"n":1}', '{"n":2}']
     assert received == [b'{"from":"raw"}']
 
+
+
+async def test_line_breaks_inside_a_frame_arrive_as_spaces() -> None:
+    received: list[bytes] = []
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        received.extend([await stream.receive(), await stream.receive()])
+
+    with anyio.fail_after(units(2)):
+        async with serve_websocket(handler) as server:
+            async with connect_websocket(server.url) as client:
+                await client.send(b'{\n  "a": "x\\ny"\n}')  # pretty JSON: one message
+                await client.send(b"[1,\r\n2,\r3]")
+                with pytest.raises(anyio.EndOfStream):
+                    await client.receive()  # the handler returned
+    # one line each, as a relay to a pipe (bridge, proxy) must write them
+    assert received == [b'{   "a": "x\\ny" }', b"[1,  2, 3]"]
 
 async def test_both_ends_send_large_messages_at_once() -> None:
     # Each end sends more than the TCP buffers hold before it reads anything

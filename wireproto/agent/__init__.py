@@ -86,6 +86,7 @@ if TYPE_CHECKING:
         UsageUpdated,
         UserMessage,
     )
+    from .files import ClientFileError, ClientFileNotFound
     from .history import Conversation, HistoryMessage, ToolUse
     from .questions import Answers, AskStatus
     from .runtime import Runtime
@@ -115,6 +116,8 @@ __all__ = [
     "Channel",
     "Choice",
     "ClientCapabilities",
+    "ClientFileError",
+    "ClientFileNotFound",
     "CommandHandler",
     "CommandsChanged",
     "CompactionEnded",
@@ -209,6 +212,8 @@ __getattr__, __dir__ = attach(
         "ToolOutcome": ".api",
         "CommandHandler": ".api",
         "command": ".api",
+        "ClientFileError": ".files",
+        "ClientFileNotFound": ".files",
         "Conversation": ".history",
         "HistoryMessage": ".history",
         "ToolUse": ".history",

@@ -116,6 +116,7 @@ class Activity:
 
         Recorded: a later load and the session list show it.
         """
+        title = text_of(title, "Turn.set_title")
         self.session.title = title
         await self.emit(TitleChanged(title=title))
 

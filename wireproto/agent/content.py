@@ -9,6 +9,8 @@ ACP content blocks map one to one; Wire content parts map ``text`` to
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
+from typing import get_args
 
 import msgspec
 
@@ -25,6 +27,7 @@ __all__ = [
     "ToolContent",
     "attr_escape",
     "render_prompt",
+    "tool_blocks",
 ]
 
 log = logging.getLogger(__name__)
@@ -111,6 +114,30 @@ ToolContent = (
 
 ACP carries every kind; Wire shows text and media as the tool's output parts,
 diffs as display blocks, and resources as text with a note (no terminals)."""
+
+
+_TOOL_CONTENT: tuple[type, ...] = get_args(ToolContent)
+
+
+def tool_blocks(value: Iterable[ToolContent], where: str) -> list[ToolContent]:
+    """``value`` as a list of tool content blocks; a ``TypeError`` naming ``where`` otherwise.
+
+    (A str or a single block is the usual slip: it would be taken apart, or fail
+    later in a protocol adapter with an error that names neither.)
+    """
+    if isinstance(value, str):
+        raise TypeError(f"{where} takes a list of content blocks, e.g. "
+                        f"[Text({value[:40]!r})], not a str")
+    if isinstance(value, _TOOL_CONTENT):
+        raise TypeError(f"{where} takes a list of content blocks, e.g. "
+                        f"[{type(value).__name__}(...)], not one block")
+    blocks = list(value)
+    for block in blocks:
+        if not isinstance(block, _TOOL_CONTENT):
+            names = ", ".join(kind.__name__ for kind in _TOOL_CONTENT)
+            raise TypeError(f"{where}: a {type(block).__name__} is not a content block "
+                            f"({names})")
+    return blocks
 
 
 def attr_escape(value: str) -> str:

@@ -53,11 +53,16 @@ from wireproto.agent.events import Location, PlanEntry, StopReason, ToolKind, To
 from wireproto.agent.store import wireproto_home
 from wireproto.agent.turn import Turn
 from wireproto.errors import AuthRequired, InvalidArgument, RemoteProtocolError, RpcError
+from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["COMMANDS", "DemoAgent", "token_configured"]
 
 TICK_SECONDS = 0.05
 """The interval of ``/slow`` ticks."""
+
+BIG_LIMIT = DEFAULT_MAX_MESSAGE_BYTES
+"""The largest N of ``/big N`` (a larger reply would not reach a client with the default
+message size limit; it only took the agent's memory)."""
 
 PLAN_STEPS = ("Understand the request", "Make the change", "Check the result")
 """The entries of the ``/plan`` plan."""
@@ -198,7 +203,7 @@ async def _slow(turn: Turn, args: str) -> None:
 
 async def _big(turn: Turn, args: str) -> None:
     count = _count(args)
-    if count is None:
+    if count is None or count > BIG_LIMIT:
         return await _usage(turn, "big")
     await turn.say("x" * count)
 

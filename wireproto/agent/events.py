@@ -11,6 +11,7 @@ translation, so live and replayed traffic look alike, message ids included.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -126,6 +127,15 @@ class PlanEntry(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         _check("PlanEntry", "status", self.status, _PLAN_STATUSES)
         _check("PlanEntry", "priority", self.priority, _PLAN_PRIORITIES)
+
+
+def plan_entries(entries: Iterable[PlanEntry], where: str) -> list[PlanEntry]:
+    """``entries`` as a list; a ``TypeError`` naming ``where`` unless each is a PlanEntry."""
+    plan = None if isinstance(entries, PlanEntry) else list(entries)
+    if plan is None or not all(isinstance(e, PlanEntry) for e in plan):
+        raise TypeError(f"{where} takes the list of the plan's entries, e.g. "
+                        "[PlanEntry('Read the code', 'in_progress')]")
+    return plan
 
 
 class UserMessage(msgspec.Struct, tag="user_message", frozen=True):

@@ -10,9 +10,26 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
+from typing import TypeVar
 
-__all__ = ["NotRegularFile", "open_regular", "read_regular", "within_roots", "write_regular"]
+from wireproto.errors import RpcError
+
+__all__ = [
+    "ClientFileError",
+    "ClientFileNotFound",
+    "NotRegularFile",
+    "open_regular",
+    "read_regular",
+    "through_client",
+    "within_roots",
+    "write_regular",
+]
+
+T = TypeVar("T")
+
+RESOURCE_NOT_FOUND = -32002
+"""The code of a client's answer for a file it does not have (ACP's ``Resource not found``)."""
 
 _FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -27,6 +44,40 @@ class NotRegularFile(OSError):
             "only regular files can be read or written",
             os.fspath(path),
         )
+
+
+class ClientFileError(RpcError, OSError):
+    """The client refused to read or write a file for the agent.
+
+    Both the client's :class:`~wireproto.errors.RpcError` (its ``code``,
+    ``message`` and ``data``) and an :class:`OSError` (``errno`` ``EACCES``),
+    so that the ``except OSError`` of an agent handles a file the editor
+    cannot give like a local one: ``Turn.read_text_file`` behaves the same
+    with or without a client that serves files.
+    """
+
+    errno_code = errno.EACCES
+
+    def __init__(self, code: int, message: str, data: object = None) -> None:
+        super().__init__(code, message, data)
+        self.errno, self.strerror = self.errno_code, message
+
+
+class ClientFileNotFound(ClientFileError, FileNotFoundError):
+    """The client has no such file (``-32002``): also a :class:`FileNotFoundError`."""
+
+    errno_code = errno.ENOENT
+
+
+async def through_client(operation: Awaitable[T]) -> T:
+    """Await a file operation of the client; its refusal raised as a :class:`ClientFileError`."""
+    try:
+        return await operation
+    except ClientFileError:
+        raise
+    except RpcError as exc:
+        kind = ClientFileNotFound if exc.code == RESOURCE_NOT_FOUND else ClientFileError
+        raise kind(exc.code, exc.message, exc.data) from exc
 
 
 def within_roots(

@@ -31,7 +31,14 @@ from wireproto.agent.api import (
     Session,
     ToolOutcome,
 )
-from wireproto.agent.content import ContentBlock, Diff, Text, ToolContent, render_prompt
+from wireproto.agent.content import (
+    ContentBlock,
+    Diff,
+    Text,
+    ToolContent,
+    render_prompt,
+    tool_blocks,
+)
 from wireproto.agent.events import (
     AgentMessageChunk,
     ApprovalResolved,
@@ -47,8 +54,9 @@ from wireproto.agent.events import (
     ToolKind,
     ToolStatus,
     UsageUpdated,
+    plan_entries,
 )
-from wireproto.agent.files import read_regular, within_roots, write_regular
+from wireproto.agent.files import read_regular, through_client, within_roots, write_regular
 from wireproto.agent.history import HistoryMessage
 from wireproto.agent.questions import Asking
 from wireproto.errors import ConnectionClosed, InvalidArgument
@@ -101,8 +109,9 @@ class ToolCall:
         message: str | None = None,
     ) -> None:
         """Send a change (absent arguments are unchanged; ``content`` replaces)."""
+        blocks = None if content is None else tool_blocks(content, "ToolCall.update()/complete()")
         if status is not None:
-            self.status = status
+            self.status = status = ToolStatus(status)  # (its value, as a str, is fine too)
             if status in _FINAL:
                 self.turn._open_calls.pop(self.id, None)
         await self.turn.emit(
@@ -110,7 +119,7 @@ class ToolCall:
                 id=self.id,
                 status=status,
                 title=title,
-                content=None if content is None else list(content),
+                content=blocks,
                 message=message,
             )
         )
@@ -121,6 +130,7 @@ class ToolCall:
 
     async def fail(self, message: str, content: Sequence[ToolContent] | None = None) -> None:
         """Finish with an error; ``message`` explains it."""
+        message = text_of(message, "ToolCall.fail")
         body = [Text(message)] if content is None else content
         await self.update(status=ToolStatus.FAILED, content=body, message=message)
 
@@ -309,6 +319,7 @@ class Turn(Asking, Activity):
         A call the turn leaves unfinished is failed by the runtime when the
         turn ends (see :meth:`close_open_calls`).
         """
+        kind, status = ToolKind(kind), ToolStatus(status)  # (their values, as str, are fine too)
         call = ToolCall(self, self._unique_call_id(id or new_id("call")), name)
         call.status = status
         self._message_id = self._thought_id = None
@@ -362,8 +373,8 @@ class Turn(Asking, Activity):
             raise closed
 
     async def plan(self, entries: Sequence[PlanEntry]) -> None:
-        """Send the complete current plan."""
-        await self.emit(PlanUpdated(entries=list(entries)))
+        """Send the complete current plan (``TypeError`` unless a list of :class:`PlanEntry`)."""
+        await self.emit(PlanUpdated(entries=plan_entries(entries, "Turn.plan()")))
 
     async def usage(
         self,
@@ -460,7 +471,8 @@ class Turn(Asking, Activity):
         channel = self._channel()
         request = ApprovalRequest(
             id=str(uuid.uuid4()), tool_call_id=call.id, tool=call.name, action=action,
-            description=description, display=tuple(display),
+            description=description,
+            display=tuple(tool_blocks(display, "Turn.request_approval(display=)")),
         )
         approval = await channel.request_approval(self.session, request)
         await self.emit(
@@ -520,13 +532,15 @@ class Turn(Asking, Activity):
 
         Raises:
             OSError: the file cannot be read (``PermissionError`` outside the roots,
-                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...),
+                or the client refused (a :class:`ClientFileError`, also the client's
+                ``RpcError``; :class:`ClientFileNotFound` for a missing file).
             UnicodeDecodeError: a local file is not UTF-8.
-            RpcError: the client refused.
             RemoteProtocolError: the client's answer is invalid.
         """
         if self.client.read_text_file:
-            return await self._channel().read_text_file(self.session, str(self.resolve(path)))
+            return await through_client(
+                self._channel().read_text_file(self.session, str(self.resolve(path))))
         full = self._confined(path)
         data = await anyio.to_thread.run_sync(read_regular, full)
         return data.decode("utf-8")  # no newline translation
@@ -541,8 +555,8 @@ class Turn(Asking, Activity):
 
         Raises:
             OSError: the file cannot be written (``PermissionError`` outside the roots,
-                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...).
-            RpcError: the client refused.
+                :class:`~wireproto.agent.files.NotRegularFile` for a FIFO, a device...),
+                or the client refused (a :class:`ClientFileError`, also its ``RpcError``).
         """
         full = self.resolve(path) if self.client.write_text_file else self._confined(path)
         try:
@@ -550,7 +564,7 @@ class Turn(Asking, Activity):
         except Exception:
             old = None
         if self.client.write_text_file:
-            await self._channel().write_text_file(self.session, str(full), text)
+            await through_client(self._channel().write_text_file(self.session, str(full), text))
         else:
             await anyio.to_thread.run_sync(write_regular, full, text.encode("utf-8"))
         return Diff(path=str(full), new_text=text, old_text=old)

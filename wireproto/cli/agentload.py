@@ -25,6 +25,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -98,7 +99,7 @@ def _load_file(target: str, spec: str, origin: str) -> ModuleType:
         sys.modules.pop(name, None)
         if not isinstance(exc, Exception):
             raise
-        raise AgentLoadError(f"{tried}: {_describe(exc)}") from exc
+        raise AgentLoadError(f"{tried}: {_describe(exc, full.parent)}") from exc
     return module
 
 
@@ -114,18 +115,30 @@ def _import(target: str, spec: str, origin: str) -> ModuleType:
             hint = (f" (searched the current directory {cwd} and sys.path; to load a file "
                     f"from elsewhere give its path, e.g. {origin} "
                     f"path/to/{target.split('.')[-1]}.py:ATTR)")
-        raise AgentLoadError(
-            f"{origin} {spec!r}: tried the module {target!r}: {_describe(exc)}{hint}") from exc
+        raise AgentLoadError(f"{origin} {spec!r}: tried the module {target!r}: "
+                             f"{_describe(exc, cwd)}{hint}") from exc
     except Exception as exc:
         raise AgentLoadError(
-            f"{origin} {spec!r}: tried the module {target!r}: {_describe(exc)}") from exc
+            f"{origin} {spec!r}: tried the module {target!r}: {_describe(exc, cwd)}") from exc
 
 
-def _describe(exc: BaseException) -> str:
-    """``Type: message``, with the place of a syntax error."""
+def _describe(exc: BaseException, folder: Path | str | None = None) -> str:
+    """``Type: message (FILE, line N)``: the place of a syntax error, or the
+    last line of the agent's own code the exception passed (a file under
+    ``folder``: the agent file's directory)."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{type(exc).__name__}: {exc.msg} ({exc.filename}, line {exc.lineno})"
-    return f"{type(exc).__name__}: {exc}"
+    where = ""
+    if folder is not None:
+        ours = [f for f in traceback.extract_tb(exc.__traceback__)
+                if Path(f.filename).is_relative_to(folder)
+                and not Path(f.filename).is_relative_to(_PACKAGE)]
+        where = f" ({ours[-1].filename}, line {ours[-1].lineno})" if ours else ""
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+_PACKAGE = Path(__file__).resolve().parents[1]
+"""wireproto's own code: never the place to show."""
 
 
 def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
@@ -160,7 +173,10 @@ def _find(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:
     try:
         made = target()
     except Exception as exc:
-        raise AgentLoadError(f"{origin} {spec!r}: {attr}() failed: {_describe(exc)}") from exc
+        where = getattr(module, "__file__", None)
+        folder = None if where is None else Path(where).parent
+        raise AgentLoadError(
+            f"{origin} {spec!r}: {attr}() failed: {_describe(exc, folder)}") from exc
     if not isinstance(made, Agent):
         raise AgentLoadError(
             f"{origin} {spec!r}: {attr}() returned {type(made).__name__}, not an Agent")

@@ -96,6 +96,8 @@ class _ShownFileSystem(LocalFileSystem):
         self.ui.printer.line(f"[fs] wrote {request.path} through this client")
 
 
+_END_OF_HISTORY = "[end of the history: new prompts follow]"
+
 _FS_MODES = {
     True: "[fs] the agent reads and writes files through this client (--fs), inside {cwd}",
     False: "[fs] the agent reads and writes files on its own (pass --fs to serve them "
@@ -185,6 +187,7 @@ async def open_acp(
                 ui.printer.line(f"[{name}: session {session_id}, loading its history]")
                 ui.printer.line(_FS_MODES[fs].format(cwd=cwd))
                 await client.load_session(session_id, cwd)
+                ui.printer.line(_END_OF_HISTORY)
         except RpcError as exc:
             raise CliError(f"the agent refused: {exc.message} ({exc.code})") from exc
         yield AcpDriver(client, session_id)
@@ -248,6 +251,7 @@ async def open_wire(
         name = result.server.name if result is not None else "Wire server (v1, no handshake)"
         ui.printer.line(f"[{name}]")
         if replay:
+            ui.printer.line("[the session's history]")
             replaying = True
             try:
                 await client.replay()
@@ -255,5 +259,5 @@ async def open_wire(
                 ui.printer.line(f"[replay failed: {exc.message}]")
             finally:
                 replaying = False
-            ui.printer.break_line()
+            ui.printer.line(_END_OF_HISTORY)
         yield WireDriver(client)

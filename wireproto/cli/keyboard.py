@@ -26,6 +26,8 @@ from typing import Any
 
 import anyio
 
+from wireproto.cli.controls import printable
+
 __all__ = ["Keyboard"]
 
 
@@ -82,7 +84,7 @@ class Keyboard:
         line: str | None
         if self.interactive:
             try:
-                line = input(prompt)
+                line = input(printable(prompt))  # (a prompt may quote the agent)
             except (EOFError, OSError, ValueError):
                 line = None
         else:

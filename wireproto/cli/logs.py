@@ -6,7 +6,9 @@ oldest files beyond a count are pruned). Logs hold prompts and paths: the
 directory is made 0700 and every file 0600, whatever the umask. Nothing is ever written to stdout.
 
 Secrets never reach a handler: every record (message and traceback) is
-scrubbed by :class:`_RedactFilter` before formatting. It replaces the secrets
+scrubbed by :class:`_RedactFilter` before formatting (which also shows a
+peer's terminal control characters as ``\\xNN``: a log line cannot be rewritten
+on a terminal). It replaces the secrets
 registered with :func:`redact` (e.g. the websocket token) and, whatever their
 value, anything that looks like a presented credential: a ``token`` query
 parameter in any percent-encoded spelling, and ``Authorization`` header,
@@ -25,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote_plus
+
+from wireproto.cli.controls import printable
 
 __all__ = ["LEVELS", "home", "log_failure", "open_private", "redact", "scrub", "setup_logging"]
 
@@ -90,13 +94,13 @@ class _RedactFilter(logging.Filter):
                 and record.msg.startswith(_WIRE_DUMP):
             return False  # raw frames and headers: payloads, tokens, Authorization
         text = record.getMessage()
-        clean = scrub(text)
+        clean = printable(scrub(text))
         if clean != text:
             record.msg, record.args = clean, None
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = scrub(record.exc_text)
+            record.exc_text = printable(scrub(record.exc_text))
         return True
 
 

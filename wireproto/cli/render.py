@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from wireproto.adapters.acp import schema as s
 from wireproto.adapters.wire import display as d
 from wireproto.adapters.wire import messages as m
+from wireproto.cli.controls import printable
 
 __all__ = ["ACP_RENDERERS", "WIRE_RENDERERS", "Printer", "render_acp", "render_wire"]
 
@@ -33,7 +34,8 @@ _STREAM_PREFIX = {"thought": "(thinking) ", "subagent": "  (subagent) "}
 
 
 class Printer:
-    """Writes a conversation to ``out`` (flushed after every write).
+    """Writes a conversation to ``out`` (flushed after every write), the peer's
+    terminal control characters made visible (:func:`~wireproto.cli.controls.printable`).
 
     When the reader of ``out`` goes away, :attr:`closed` is set and further
     output is dropped.
@@ -53,7 +55,7 @@ class Printer:
         if self.closed:
             return
         try:
-            self.out.write(text)
+            self.out.write(printable(text))
             self.out.flush()
         except BrokenPipeError:
             self.closed = True

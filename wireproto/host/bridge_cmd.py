@@ -118,14 +118,15 @@ def _run(log_level: str) -> int:
                         format="mcp-bridge %(levelname)s %(name)s: %(message)s")
     address, token = os.environ.get(ADDRESS_ENV), os.environ.get(TOKEN_ENV)
     if not address or not token:
-        print(f"wireproto mcp-bridge: error: {ADDRESS_ENV} and {TOKEN_ENV} must be set",
-              file=sys.stderr)
+        print(f"wireproto: error: {ADDRESS_ENV} and {TOKEN_ENV} must be set: a host "
+              "(wireproto.host) starts mcp-bridge for the agents it runs and sets them; "
+              "it is not run by hand (docs/host.md)", file=sys.stderr)
         return 1
     try:
         parse_address(address)
         anyio.run(_bridge, address, token)
     except (ValueError, OSError) as exc:
-        print(f"wireproto mcp-bridge: error: {exc}", file=sys.stderr)
+        print(f"wireproto: error: mcp-bridge: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -359,20 +359,21 @@ class Paths:
 
     Attributes:
         fast: a one-element list: the decode function to call first.
-        expected_id: a one-element list: the id of the response expected.
         decode: the whole decode (``fast[0]``, then :attr:`refused`).
         refused: decodes what ``fast[0]`` raised for.
         expecting: ``expecting(decode)`` -> what ``fast[0]`` holds while a
             success response that ``decode`` (an answer decoder, see
-            :func:`answer_decoder`) decodes is expected, with the id in
-            ``expected_id[0]``; the next response decoded ends it.
+            :func:`answer_decoder`) decodes is expected; the next response
+            decoded ends it. Its id is not matched: the expectation is that
+            of a request alone in flight, so any other response (a late one,
+            to a request given up) answers none, and whoever reads it drops
+            it, typed or not.
         use: ``use(union, responses)``: the decoders of the table as it is now.
         end: ends the expectation (``fast[0]`` is the union again).
     """
 
     def __init__(self, two_pass: Decode) -> None:
         fast: list[Decode] = [no_plan]
-        expected_id: list[Any] = [None]
         typed: Decode = no_plan  # the union (a Call, or it raises)
         answer: Decode = no_plan  # success responses, result raw
         idle: Decode = no_plan  # fast[0] while nothing is expected
@@ -403,9 +404,8 @@ class Paths:
                 except Exception:  # a request, an error, a result that needs leniency
                     pass
                 else:
-                    if msg.id == expected_id[0]:  # (never an int == a str)
-                        fast[0] = idle  # (expected once)
-                        return msg
+                    fast[0] = idle  # (expected once)
+                    return msg
                 if b'"method"' in bytes(data[:HEAD]):  # a call: the response is still expected
                     try:
                         return typed(data)
@@ -427,7 +427,6 @@ class Paths:
             fast[0] = idle
 
         self.fast = fast
-        self.expected_id = expected_id
         self.decode = decode
         self.refused = refused
         self.expecting = expecting

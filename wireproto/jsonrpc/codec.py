@@ -27,11 +27,12 @@ no second pass. The envelope types accept only what needs no dialect rule
 not ``null``), so nothing is checked around the call. A response has no
 tag: it fails the union and is given to one msgspec call for a success
 response, which accepts only what needs no dialect rule and keeps
-``result`` raw; the response :meth:`Decoder.expect` names (a peer's request
-alone in flight) is tried first instead, with ``result`` decoded into its
-type in the same call. Whatever the one pass does not accept (unknown
-method, invalid or absent params, ``"params": null``, a ``null`` id, a bad
-envelope, an error response) is decoded in two passes, so error answers
+``result`` raw; while :meth:`Decoder.expect` says one is expected (a peer's
+request alone in flight, its id not matched), the next success response is
+tried first instead, with ``result`` decoded into its type in the same call.
+Whatever the one pass does not accept (unknown method, invalid or absent
+params, ``"params": null``, a ``null`` id, a bad envelope, an error
+response) is decoded in two passes, so error answers
 are exactly those of the two-pass path. The params of a :class:`Call` are
 those of the table at decoding time: a peer looks its route up at once.
 
@@ -340,11 +341,10 @@ class Decoder:
         # _fast[0](data) returns what decode returns or raises InvalidMessage as
         # it does, or raises anything else for a message it leaves to
         # _decode_refused; while nothing is expected it is msgspec's own decode
-        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`
-        # then `_expected_id[0] = id`, which the peer does inline.
+        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`,
+        # which the peer does inline.
         paths = self._paths = Paths(self._two_pass)
         self._fast: list[Callable[[Data], Incoming]] = paths.fast
-        self._expected_id: list[Id | None] = paths.expected_id
         self._expecting: _Kept[Callable[[Data], Any]] = _Kept(self._expected)
         # what the read loop calls for whatever _fast[0] raised (but InvalidMessage):
         # a success response (its result raw), or the two passes
@@ -419,18 +419,21 @@ class Decoder:
     ) -> None:
         """Decode the response to request ``id`` with its result, in one msgspec call.
 
-        The :class:`IncomingResponse` that :meth:`decode` returns for it then
-        holds the result already decoded into ``result_type`` (with
-        ``dec_hook``), if that strict decode succeeds; every other response,
-        and this one when it fails, keeps its result raw. One request at a
-        time: a later call replaces the expectation, ``id`` ``None`` ends
-        it; decoding the next response usually ends it too (not one that
-        looks like a call, e.g. an error whose ``data`` has a ``method``
-        key), so end it when the request ends. While a response is
-        expected, a call whose member after ``jsonrpc`` is not ``method``
-        (a request) costs a failed decode more. (Only with
-        the fast paths on, for a decoder with a table, and for a type
-        msgspec can decode.)
+        For a request alone in flight: the next success response that
+        :meth:`decode` returns then holds its result already decoded into
+        ``result_type`` (with ``dec_hook``), if that strict decode
+        succeeds; the responses after it, and this one when the decode
+        fails, keep their result raw. The id is not matched (that would
+        cost every expected response): a response to another id (e.g. a
+        late answer to a request given up) is decoded the same way, and
+        answers no request. A later call replaces the expectation, ``id``
+        ``None`` ends it; decoding the next response usually ends it too
+        (not one that looks like a call, e.g. an error whose ``data`` has a
+        ``method`` key), so end it when the request ends, and as soon as
+        another request is sent. While a response is expected, a call whose
+        member after ``jsonrpc`` is not ``method`` (a request) costs a
+        failed decode more. (Only with the fast paths on, for a decoder
+        with a table, and for a type msgspec can decode.)
         """
         if id is not None:
             try:
@@ -438,7 +441,6 @@ class Decoder:
             except TypeError:  # (an unhashable type or hook: the raw result it is)
                 pass
             else:
-                self._expected_id[0] = id
                 return
         self._paths.end()
 
@@ -534,17 +536,22 @@ class Decoder:
 
     def _response(self, env: _Envelope, id: Id) -> IncomingResponse:
         if env.error and env.result:  # exactly one of the two is allowed
-            raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
+            raise self._invalid_response(id)
         if env.error:
             try:
                 return IncomingResponse(id=id, error=self._error.decode(env.error))
             except msgspec.DecodeError as exc:
-                raise InvalidMessage(
-                    ErrorCode.INVALID_REQUEST, self.dialect.invalid_response
-                ) from exc
+                raise self._invalid_response(id) from exc
         if env.result:
             return IncomingResponse(id=id, result=env.result)
-        raise InvalidMessage(ErrorCode.INVALID_REQUEST, self.dialect.invalid_response)
+        raise self._invalid_response(id)
+
+    def _invalid_response(self, id: Id) -> InvalidMessage:
+        """A response to request ``id`` that cannot be read: it fails that request (and is
+        answered, with a null id)."""
+        return InvalidMessage(
+            ErrorCode.INVALID_REQUEST, self.dialect.invalid_response, id=id, response=True
+        )
 
     def _decoder_for(self, type_: Any, dec_hook: DecHook | None) -> msgspec.json.Decoder[Any]:
         try:

@@ -273,7 +273,9 @@ class AcpBackedAgent(Agent):
         older one is resumed or loaded with it (agents that keep the session live
         may not reload its servers: logged).
         """
-        if session.state.get("proxy.tools_offered") or not self._mcp_servers(session):
+        channel = session.channel
+        if session.state.get("proxy.tools_offered") or channel is None \
+                or not channel.capabilities.external_tools:
             return backend_id
         session.state["proxy.tools_offered"] = True
         log.info("proxy: offering the front client's tools to session %s over MCP", session.id)
@@ -296,6 +298,9 @@ class AcpBackedAgent(Agent):
         except RpcError as exc:
             refuse_once("external tools", f"the ACP agent refused their MCP server "
                         f"({exc.message}); the session runs without them")
+        except BaseException:  # (cancelled with its turn: offered again by the next one)
+            session.state["proxy.tools_offered"] = False
+            raise
         return backend_id
 
     def _mcp_servers(self, session: Session) -> list[s.McpServer]:

@@ -31,18 +31,28 @@ __all__ = ["NOTHING_EXPECTED", "Expected", "Pending", "expectation", "raise_fail
 log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the peer does
 
 
-Expected = tuple[Any, Any, Callable[[Any], Any] | None]
-"""A result type, its dec_hook, and ``Decoder._expecting`` of them (``None``: unhashable)."""
+Expected = tuple[Any, Any, Callable[[Any], Any]]
+"""A result type, its dec_hook, and what ``Decoder._fast[0]`` holds while it is expected."""
 
-NOTHING_EXPECTED: Expected = (object(), None, None)
+
+def _nothing(data: Any) -> Any:
+    """The decode of :data:`NOTHING_EXPECTED`: never what a decoder's ``_fast[0]`` holds."""
+    raise LookupError("nothing is expected")
+
+
+NOTHING_EXPECTED: Expected = (object(), None, _nothing)
 
 
 def expectation(decoder: Decoder, result_type: Any, dec_hook: DecHook | None) -> Expected:
-    """``decoder._expecting[result_type, dec_hook]``, kept by the peer while the type repeats."""
+    """``decoder._expecting[result_type, dec_hook]``, kept by the peer while the type repeats.
+
+    An unhashable type or hook is not kept by the decoder: what it expects
+    then leaves the result raw (for ``Decoder.decode_result``).
+    """
     try:
         return (result_type, dec_hook, decoder._expecting[result_type, dec_hook])
-    except TypeError:  # an unhashable type or hook: the raw result it is
-        return (result_type, dec_hook, None)
+    except TypeError:
+        return (result_type, dec_hook, decoder._expected(result_type, dec_hook))
 
 
 class Pending(msgspec.Struct, eq=False):

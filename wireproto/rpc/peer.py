@@ -478,26 +478,27 @@ class Peer:
         )
         slot = self._pending[key] = Pending(method, ordered, self._waiter(), on_response)
         # alone: its result decoded with the envelope (on_response gets the raw result)
+        alone = len(self._pending) == 1
         expecting = (
-            len(self._pending) == 1 and on_response is None
+            alone and on_response is None
             and result_type is not _ANY and result_type is not msgspec.Raw
         )
         if expecting:  # (Decoder.expect inline; its look-up kept while the type repeats)
-            last = self._expected
-            if result_type is not last[0] or dec_hook is not last[1]:
-                last = self._expected = expectation(self._decoder, result_type, dec_hook)
-            if last[2] is None:  # (an unhashable type or hook: the raw result it is)
-                expecting = False
-            else:
-                decoder = self._decoder
-                decoder._fast[0] = last[2]
-                decoder._expected_id[0] = rid
+            kept, kept_hook, decode = self._expected
+            if result_type is not kept or dec_hook is not kept_hook:
+                kept, kept_hook, decode = self._expected = expectation(
+                    self._decoder, result_type, dec_hook
+                )
+            self._decoder._fast[0] = decode
+        elif not alone and self._decoder._fast[0] is self._expected[2]:
+            # no longer alone: the expectation, which matches no id, ends here
+            self._decoder.expect(None)
         sent = False
         try:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
             writer = self._writer  # (alone: at once; among others: with them)
             try:
-                if not (writer.put_soon(data) if len(self._pending) == 1 else writer.put(data)):
+                if not (writer.put_soon(data) if alone else writer.put(data)):
                     await writer.send_soon(data)
             except ConnectionClosed as exc:  # (the stream broke, or closed while this waited)
                 raise _unanswered(method) from exc.__cause__
@@ -511,8 +512,9 @@ class Peer:
                     await slot.event
         finally:
             del self._pending[key]
-            # still ours? (no other request can expect one while this one is pending;
-            # the response usually ended it, but not one that looked like a call)
+            # still ours? (no other request can expect one while this one is pending,
+            # and a second request ends it; the response usually ended it, but not
+            # one that looked like a call)
             if expecting and self._decoder._fast[0] is self._expected[2]:
                 self._decoder.expect(None)
             if sent and slot.response is None:
@@ -623,10 +625,12 @@ class Peer:
 
     async def _on_invalid(self, exc: InvalidMessage) -> None:
         log.warning("%s: invalid message: %s", self.name, exc)
-        if exc.response:
+        if exc.response:  # (exc.id is the request it answers: never answered with it)
             self._fail_pending(exc)
-        elif exc.reply:
-            await self._handlers.reply_error(exc.id, exc.code, exc.message, exc.data)
+        if exc.reply:
+            await self._handlers.reply_error(
+                None if exc.response else exc.id, exc.code, exc.message, exc.data
+            )
 
     def _fail_pending(self, exc: InvalidMessage) -> None:
         """A response that cannot be read fails the request it answers."""

@@ -234,10 +234,14 @@ async def open_subprocess(
             cwd=cwd,
             start_new_session=start_new_session,
         )
-    except BaseException:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
             await stdout.aclose()
             await stdin.aclose()
+        if isinstance(exc, FileNotFoundError) and exc.filename == cmd[0] and os.sep not in cmd[0]:
+            raise FileNotFoundError(exc.errno, f"{exc.strerror} (a program looked up on PATH; "
+                                    "give its full path, or [sys.executable, '-m', MODULE] for "
+                                    "a Python module)", cmd[0]) from None
         raise
     finally:
         for fd in (child_in, child_out):
@@ -327,6 +331,7 @@ async def _drain_stderr(
     """
     pending = b""
     keep = tail if tail is not None else deque(maxlen=0)
+    raw = [secret.encode() for secret in secrets]
     try:
         async for chunk in source:
             lines = (pending + chunk).split(b"\n")
@@ -334,14 +339,29 @@ async def _drain_stderr(
             for line in lines:
                 _log_stderr(label, line, secrets, keep)
             if len(pending) > _STDERR_LINE_LIMIT:
-                _log_stderr(label, pending, secrets, keep)
-                pending = b""
+                cut = _cut(pending, raw)
+                _log_stderr(label, pending[:cut], secrets, keep)
+                pending = pending[cut:]
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         pass
     finally:
         if pending:
             _log_stderr(label, pending, secrets, keep)
         done.set()
+
+
+def _cut(data: bytes, secrets: list[bytes]) -> int:
+    """Where a piece of a long stderr line may end: no secret across it, and the start
+    of one that the next read may complete (its length less one byte) held back."""
+    cut = len(data) - max(map(len, secrets), default=1) + 1
+    moved = True
+    while moved:
+        moved = False
+        for secret in secrets:
+            found = data.find(secret, max(cut - len(secret) + 1, 0), cut + len(secret) - 1)
+            if 0 <= found < cut:
+                cut, moved = found, True
+    return max(cut, 1)  # (a secret longer than a piece cannot be kept whole)
 
 
 def _log_stderr(label: str, line: bytes, secrets: tuple[str, ...], tail: deque[str]) -> None:

@@ -6,7 +6,9 @@ The ``websockets`` library does the protocol work; :class:`WebSocketStream`
 only adapts a connection to ``anyio.abc.ObjectStream[bytes]``. Each message
 is sent as ONE text frame without the ``\\n`` the codec appends (the bytes
 are sent as they are, no decode/encode round trip); a received frame is
-returned as bytes (a trailing ``\\n`` is dropped, for peers that send one).
+returned as bytes (a trailing ``\\n`` is dropped, for peers that send one,
+and any other ``\\r`` or ``\\n``, whitespace in JSON, becomes a space: a
+message relayed to a stream of lines stays one line).
 
 Compression is off: deflating JSON costs more than it saves on loopback.
 :meth:`WebSocketStream.try_send` writes a message at once when the
@@ -75,6 +77,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _MESSAGE_TOO_BIG = 1009
+_SPACED = bytes.maketrans(b"\r\n", b"  ")
+"""Line breaks inside a received frame become spaces."""
 
 
 class _Connection(Protocol):
@@ -170,8 +174,10 @@ class WebSocketStream(anyio.abc.ObjectStream[bytes]):
             data = await self._conn.recv(decode=False)
         except wsexc.WebSocketException as exc:
             raise self._convert(exc, sending=False) from exc
-        if data.endswith(b"\n"):
-            data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+        if b"\n" in data or b"\r" in data:
+            if data.endswith(b"\n"):
+                data = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+            data = data.translate(_SPACED)  # JSON whitespace: one line still, relayed to a pipe
         return data
 
     async def send(self, item: bytes) -> None:
@@ -320,7 +326,8 @@ async def connect_websocket(
         conn = await opened.__aenter__()
     except wsexc.InvalidStatus as exc:
         status = exc.response.status_code
-        raise ConnectionClosed(f"websocket handshake refused: HTTP {status}") from exc
+        raise ConnectionClosed(f"websocket handshake refused: HTTP {status}"
+                               f"{_reason(exc.response.body)}") from exc
     except wsexc.InvalidHandshake as exc:
         raise ConnectionClosed(f"websocket handshake failed: {exc}") from exc
     stream = WebSocketStream(
@@ -379,6 +386,13 @@ async def serve_websocket(
         on_connection, host=host, port=port, max_bytes=max_bytes, process_request=check
     ) as bound_port:
         yield WebSocketServer(host, bound_port)
+
+
+def _reason(body: bytes | bytearray | None) -> str:
+    """`` (the server's text)``: the first line of a refusal's body, bounded and printable."""
+    line = (body or b"")[:200].decode("utf-8", "replace").strip().split("\n", 1)[0]
+    text = "".join(c if c.isprintable() else "?" for c in line).strip()
+    return f" ({text})" if text else ""
 
 
 def _request_info(conn: Any) -> WebSocketRequest:

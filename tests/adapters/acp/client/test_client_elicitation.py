@@ -120,6 +120,37 @@ async def test_a_schema_outside_the_restricted_subset_is_invalid_params(
     assert answers.requests == []
 
 
+
+SLOW = "^(a|aa)+$"  # backtracks ~1.6**n steps on n "a" and a "!"
+
+
+@pytest.mark.parametrize(("field", "answer", "reply"), [
+    # the agent's own default is checked against its pattern: refused
+    ({"type": "string", "pattern": SLOW, "default": "a" * 60 + "!"}, None, None),
+    # the program's answer is: sent as cancel
+    ({"type": "string", "pattern": SLOW}, "a" * 60 + "!", {"action": "cancel"}),
+    # a pattern that is quick to check still is
+    ({"type": "string", "pattern": "^a+$", "default": "aa"}, "aaa",
+     {"action": "accept", "content": {"q": "aaa"}}),
+    ({"type": "string", "pattern": "^a+$"}, "ab", {"action": "cancel"}),
+])
+async def test_an_agents_pattern_is_checked_in_bounded_time(
+    field: Any, answer: str | None, reply: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers = Answers(S.AcceptElicitationResponse(content={"q": answer}))
+    params = {**FORM, "requestedSchema": {"properties": {"q": field}}}
+    async with connected(on_elicitation=answers) as (client, agent, _):
+        await open_session(client, agent)
+        with caplog.at_level(logging.ERROR):
+            got = await _ask(agent, params)  # (never a frozen event loop)
+    if reply is None:
+        assert got["error"] == {"code": -32602, "message": "Invalid params: requestedSchema: "
+                                "a pattern takes longer than 2 s to check"}
+        assert answers.requests == []
+    else:
+        assert got["result"] == reply
+        assert ("answer is invalid" in caplog.text) is (reply["action"] == "cancel")
+
 async def test_required_must_name_a_field() -> None:
     schema = decode(b'{"properties": {"a": {"type": "string"}}, "required": ["b"]}',
                     S.ElicitationSchema)

@@ -45,3 +45,25 @@ def test_no_answers_is_declined_and_no_response_cancelled() -> None:
     assert answers_of([PLACES], m.QuestionResponse(request_id="r", answers={})).status \
         is AskStatus.DECLINED
     assert answers_of([PLACES], None).status is AskStatus.CANCELLED
+
+
+class _Counted(str):
+    """An answer that counts the characters its slices copy."""
+
+    copied = 0
+
+    def __getitem__(self, key: object) -> str:
+        piece = str.__getitem__(self, key)  # type: ignore[index]
+        if isinstance(key, slice):
+            _Counted.copied += len(piece)
+        return piece
+
+
+def test_a_long_answer_is_read_in_linear_time() -> None:
+    # a hostile client's answer: every piece a label; each label check copied the rest
+    answer = _Counted("Oslo, " * 20_000 + "Oslo ")
+    _Counted.copied = 0
+    response = m.QuestionResponse(request_id="r", answers={PLACES.question: answer})
+    [found] = answers_of([PLACES], response).labels
+    assert found == ("Oslo",) * 20_001
+    assert _Counted.copied <= 2 * len(answer)  # (was about len(answer) ** 2 / 12)

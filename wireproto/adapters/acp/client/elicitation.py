@@ -17,6 +17,11 @@ the modes it handles). For each request:
    logged and ``cancel`` is sent instead, so the agent never gets data its
    schema forbids.
 
+A ``pattern`` is the agent's regular expression, and one may backtrack for longer
+than anyone waits (``(a|aa)+$`` against 60 ``a``) while holding the interpreter: the
+checks of a form with patterns run in a worker process, stopped after
+:data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
+
 ``elicitation/complete`` notifications go to ``on_complete`` when given.
 A ``$/cancel_request`` from the agent cancels the handler (the peer answers
 ``-32800``).
@@ -30,6 +35,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import anyio
+import anyio.to_process
 import msgspec
 from msgspec import UNSET
 
@@ -56,6 +63,9 @@ FormOrUrl = s.CreateFormElicitationRequest | s.CreateUrlElicitationRequest
 ElicitationHandler = Callable[[FormOrUrl], Awaitable[s.CreateElicitationResponse]]
 """Answers one elicitation: ``AcceptElicitationResponse(content=...)``,
 ``DeclineElicitationResponse()`` or ``CancelElicitationResponse()``."""
+
+PATTERN_TIME = 2.0
+"""Seconds the checks of a form with ``pattern`` fields may take (see the module docstring)."""
 
 _MODE: dict[type, str] = {
     s.CreateFormElicitationRequest: "form",
@@ -218,6 +228,22 @@ def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) 
     return None
 
 
+def _has_pattern(schema: s.ElicitationSchema) -> bool:
+    return any(isinstance(p, s.StringPropertySchema) and _set(p.pattern)
+               for p in schema.properties.values())
+
+
+async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema,
+                   *args: Any) -> str | None:
+    """``check(schema, *args)``: in a worker process, for at most :data:`PATTERN_TIME`
+    seconds, when the schema has patterns."""
+    if not _has_pattern(schema):
+        return check(schema, *args)
+    with anyio.move_on_after(PATTERN_TIME):
+        return await anyio.to_process.run_sync(check, schema, *args, cancellable=True)
+    return f"a pattern takes longer than {PATTERN_TIME:g} s to check"
+
+
 # ------------------------------------------------------------------ serving
 
 
@@ -270,7 +296,7 @@ class ElicitationRequests:
         if request.session_id is not UNSET:
             await self._session(request.session_id)
         if isinstance(request, s.CreateFormElicitationRequest):
-            problem = schema_problem(request.requested_schema)
+            problem = await _bounded(schema_problem, request.requested_schema)
             if problem is not None:
                 raise RpcError(ErrorCode.INVALID_PARAMS,
                                f"Invalid params: requestedSchema: {problem}")
@@ -279,7 +305,7 @@ class ElicitationRequests:
             answer, s.AcceptElicitationResponse
         ):
             content = answer.content if isinstance(answer.content, dict) else None
-            problem = answer_problem(request.requested_schema, content)
+            problem = await _bounded(answer_problem, request.requested_schema, content)
             if problem is not None:
                 log.error("%s: the elicitation handler's answer is invalid (%s); "
                           "sending cancel instead", self.name, problem)

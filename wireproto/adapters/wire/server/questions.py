@@ -12,6 +12,7 @@ user dismissed the questions (:attr:`AskStatus.DECLINED`); no answer at all
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from wireproto.agent.api import Question
@@ -40,6 +41,11 @@ def question_request(
     )
 
 
+_ENDS = re.compile(r"\s*(?:,|\Z)")
+"""What follows a whole label in a multi-select answer (matched in place: no copy of the
+rest of the answer per label, which made a long answer quadratic)."""
+
+
 def _labels(question: Question, answer: str) -> tuple[str, ...]:
     if not question.multi_select:
         return (answer,) if answer else ()
@@ -60,9 +66,7 @@ def _split(answer: str, known: Sequence[str]) -> tuple[str, ...]:
             at += 1
         for label in known:
             stop = at + len(label)
-            if label and answer.startswith(label, at) and (
-                stop == end or answer[stop:].lstrip()[:1] in ("", ",")
-            ):
+            if label and answer.startswith(label, at) and _ENDS.match(answer, stop):
                 labels.append(label)
                 comma = answer.find(",", stop)
                 at = end if comma < 0 else comma + 1
