@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wireproto._childcheck import CheckFailed, check_apart
+from wireproto import _childcheck
+from wireproto._childcheck import CheckFailed, check_apart, search_apart
 
 pytestmark = pytest.mark.anyio
 
@@ -42,3 +43,16 @@ async def test_a_child_that_fails_is_check_failed(code: str) -> None:
 async def test_the_child_runs_none_of_the_programs_code() -> None:
     code = READY + "import sys\nprint('__mp_main__' in sys.modules, 'wireproto' in sys.modules)\n"
     assert (await check_apart(code, b"")) == b"False False\n"
+
+
+async def test_a_pair_searched_once_costs_no_child_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [("Edit|Write", "Write"), ("^Re+ad$", "Bash")]
+    assert await search_apart(pairs) == {pairs[0]: True, pairs[1]: False}
+
+    async def no_child(code: str, given: bytes, seconds: float = 0) -> bytes:
+        raise AssertionError(f"a child was started for {given!r}")
+
+    monkeypatch.setattr(_childcheck, "check_apart", no_child)
+    assert await search_apart(pairs[::-1]) == {pairs[0]: True, pairs[1]: False}
+    with pytest.raises(AssertionError, match="Glob"):  # (a new pair still asks a child)
+        await search_apart([("Edit|Write", "Glob")])

@@ -90,14 +90,33 @@ _SEARCH = (
 )
 
 
+_FOUND: dict[tuple[str, str], bool] = {}
+"""The answers of :func:`search_apart` for short texts (a hook's tool names repeat:
+one child per new pair, not per tool call)."""
+_KEEP = 512  # pairs kept
+_KEEP_CHARS = 1024  # the longest pattern + text kept
+
+
 async def search_apart(
     pairs: Sequence[tuple[str, str]], seconds: float = CHECK_TIME
 ) -> dict[tuple[str, str], bool] | None:
     """Whether each ``(pattern, text)`` matches (``re.search``; an invalid pattern does
-    not), searched in a child Python; ``None`` past ``seconds``.
+    not), searched in a child Python; ``None`` past ``seconds``. The answers for short
+    texts are kept, so a pair already searched costs no child.
 
     Raises:
         CheckFailed: as :func:`check_apart`.
     """
-    answer = await check_apart(_SEARCH, json.dumps(list(pairs)).encode(), seconds)
-    return None if answer is None else dict(zip(pairs, json.loads(answer), strict=True))
+    known = {pair: _FOUND[pair] for pair in pairs if pair in _FOUND}
+    asked = [pair for pair in pairs if pair not in known]
+    if asked:
+        answer = await check_apart(_SEARCH, json.dumps(asked).encode(), seconds)
+        if answer is None:
+            return None
+        for pair, found in zip(asked, json.loads(answer), strict=True):
+            known[pair] = found
+            if len(pair[0]) + len(pair[1]) <= _KEEP_CHARS:
+                if len(_FOUND) >= _KEEP:
+                    del _FOUND[next(iter(_FOUND))]  # (the oldest)
+                _FOUND[pair] = found
+    return known
