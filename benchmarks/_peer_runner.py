@@ -105,9 +105,22 @@ async def _notifications(client: Client, count: int) -> float:
 
 
 def _cpu_seconds(pid: int | None) -> float:
-    """CPU time (user + system) used so far by this process, or by ``pid`` (Linux)."""
+    """CPU time (user + system) used so far by this process, or by ``pid`` (Linux).
+
+    The server's comes from ``/proc/PID/task/*/schedstat`` (nanoseconds, every
+    thread): ``/proc/PID/stat`` counts in clock ticks (10 ms), too coarse for a
+    sample of a few tens of milliseconds. ``/proc/PID/stat`` is the fallback.
+    """
     if pid is None:
         return time.process_time()
+    try:
+        total = 0
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             fields = f.read().rsplit(")", 1)[1].split()
@@ -117,11 +130,13 @@ def _cpu_seconds(pid: int | None) -> float:
 
 
 class _CpuMeter:
-    """CPU microseconds per operation spent by the client and the server child."""
+    """CPU seconds per operation spent by the client and the server child."""
 
     def __init__(self, server_pid: int | None) -> None:
         self.server_pid = server_pid
         self.samples: list[float] = []
+        self.client: list[float] = []  # the client's share of each sample
+        self.server: list[float] = []
 
     def start(self) -> None:
         self._t0 = (_cpu_seconds(None), _cpu_seconds(self.server_pid))
@@ -130,6 +145,8 @@ class _CpuMeter:
         client = _cpu_seconds(None) - self._t0[0]
         server = _cpu_seconds(self.server_pid) - self._t0[1] if self.server_pid else 0.0
         self.samples.append((client + server) / operations)
+        self.client.append(client / operations)
+        self.server.append(server / operations)
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -165,7 +182,8 @@ async def measure(client: Client, args: argparse.Namespace) -> dict[str, Any]:
                       "p99_single": _percentile(singles, 0.99)},
         "throughput_rps": {"median": median(rates), "samples": rates},
         "notifications_ps": {"median": median(notes), "samples": notes},
-        "cpu_s_per_op": {m: {"median": median(c.samples), "samples": c.samples}
+        "cpu_s_per_op": {m: {"median": median(c.samples), "samples": c.samples,
+                             "client": c.client, "server": c.server}
                          for m, c in cpu.items()},
     }
 

@@ -165,7 +165,7 @@ def main() -> int:
     args.rounds = args.rounds or (1 if quick else 3)
     args.repeat = args.repeat or (1 if quick else 3)
     args.seq, args.total, args.notify, args.warmup = (
-        (20, 128, 200, 10) if quick else (1000, 6400, 10000, 300)
+        (20, 128, 200, 10) if quick else (1000, 12800, 20000, 300)
     )
     args.trio = args.trio and importlib.util.find_spec("trio") is not None
     info = machine_info()

@@ -10,7 +10,7 @@ general paths can be tested on their own; behaviour is the same, only slower
 * the codec's one-pass decode;
 * the peer's future-based waiters;
 * the peer's reading of buffered messages without a coroutine each
-  (``receive_nowait``), and on asyncio its reader as a bare asyncio task;
+  (``receive_buffered``), and on asyncio its reader as a bare asyncio task;
 * the framer's bulk split of a read into lines;
 * the framed stream's reads without a cancel scope of their own (a byte
   stream that wakes on close).

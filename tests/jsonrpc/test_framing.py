@@ -29,11 +29,27 @@ def drain(framer: LineFramer) -> list[Any]:
         events.append(msg)
 
 
-def run(chunks: list[bytes], max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[Any]:
+def run(chunks: list[bytes], max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, take: int = 0
+        ) -> list[Any]:
+    """The events of feeding ``chunks``; with ``take``, each drain takes batches of that size
+    first (``LineFramer.take``) and steps with ``next_message`` only when it hands out none."""
     framer = LineFramer(max_bytes)
     events: list[Any] = []
     for chunk in chunks:
         framer.feed(chunk)
+        while take:
+            batch = framer.take(take)
+            assert len(batch) <= take
+            events += batch
+            if not batch:
+                try:
+                    msg = framer.next_message()
+                except MessageTooLarge:
+                    events.append(TOO_LARGE)
+                    continue
+                if msg is None:
+                    break
+                events.append(msg)
         events += drain(framer)
     return events
 
@@ -195,14 +211,32 @@ line_bytes = st.one_of(
     tail=line_bytes,
     cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=20),
     max_bytes=st.integers(min_value=1, max_value=16),
+    take=st.integers(min_value=1, max_value=4),
 )
 def test_framing_is_independent_of_chunking(
-    lines: list[bytes], tail: bytes, cuts: list[int], max_bytes: int
+    lines: list[bytes], tail: bytes, cuts: list[int], max_bytes: int, take: int
 ) -> None:
     stream = b"\n".join([*lines, tail]) if lines else tail
     points = sorted({c % (len(stream) + 1) for c in cuts})
     chunks = [stream[a:b] for a, b in zip([0, *points], [*points, len(stream)], strict=True)]
     whole = run([stream], max_bytes)
     assert run(chunks, max_bytes) == whole
+    assert run(chunks, max_bytes, take) == whole  # batches and single steps, in any mix
     assert run([bytes([b]) for b in stream], max_bytes) == whole
     assert whole == model(stream, max_bytes)
+
+
+def test_take_hands_out_at_most_its_limit_and_leaves_overflows_to_next_message() -> None:
+    framer = LineFramer(8)
+    framer.feed(b"a\nbb\nccc\ndd")
+    assert framer.take(2) == [b"a", b"bb"]
+    framer.feed(b"\n")
+    assert framer.take(2) + framer.take(2) == [b"ccc", b"dd"]  # (one or two batches)
+    assert framer.take(5) == []  # nothing whole is left
+    assert framer.buffered == 0
+    framer.feed(b"x" * 20 + b"\nok\n")  # an overflow is reported first, by next_message
+    assert framer.take(5) == []
+    assert drain(framer) == [TOO_LARGE, b"ok"]
+    framer.feed(b"one\n" + b"y" * 20 + b"\n\n \ntwo\n")  # blank lines are skipped
+    assert framer.take(5) == [b"one"]  # stops before the overflow
+    assert drain(framer) == [TOO_LARGE, b"two"]

@@ -102,3 +102,50 @@ async def test_only_the_first_handler_task_ends_instead_of_parking() -> None:
         tg.cancel_scope.cancel()
     assert parked == [0, 1, 1, 1]  # the second request's task serves the later ones
     assert pool.running == 0
+
+
+class _DirectSink(_Sink):
+    """A sink that takes a message without waiting (as a pipe with room does), recording
+    each write: a direct write as one message, a batch as the list of its messages."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[list[bytes]] = []
+        self.needs_flush = False
+
+    def try_send(self, item: bytes) -> bool:
+        self.writes.append([item])
+        return True
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        self.writes.append(list(items))
+
+
+@pytest.mark.fastpath  # (no direct writes without the fast paths)
+async def test_the_answers_to_a_burst_of_requests_leave_in_one_write() -> None:
+    sink = _DirectSink()
+    writer = Writer(sink, 64, lambda exc: None, "t")
+    router = Router()
+
+    @router.request("work")
+    async def work(params: Any) -> Any:
+        return params
+
+    pool = HandlerPool(
+        writer, Decoder(ACP_DIALECT), Encoder(ACP_DIALECT),
+        max_concurrency=8, backlog=8, overload_code=-32099, name="t",
+    )
+    async with anyio.create_task_group() as tg:
+        waiter = waiter_factory()
+        writer.start(tg, waiter)
+        pool.start(tg, waiter)
+        route = router.get("work")
+        assert pool.try_admit(Request(id=0, method="work", params=msgspec.Raw(b"0")), route)
+        await wait_all_tasks_blocked()
+        for n in range(1, 6):  # what one read brought: admitted without a yield between
+            assert pool.try_admit(Request(id=n, method="work", params=msgspec.Raw(b"%d" % n)),
+                                  route)
+        await wait_all_tasks_blocked()
+        tg.cancel_scope.cancel()
+    ids = [[msgspec.json.decode(m)["id"] for m in write] for write in sink.writes]
+    assert ids == [[0], [1, 2, 3, 4, 5]]  # a lone request: at once; a burst: one write

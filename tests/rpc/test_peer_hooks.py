@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from wireproto.rpc.router import Router
-from wireproto.testing import peer_pair
+from wireproto.testing import peer_pair, wait_all_tasks_blocked
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +73,6 @@ async def test_call_in_order_runs_after_what_was_received_before() -> None:
         release.set()
         await done.wait()
         assert log == ["note 1", "note 2", "marker", "note 3"]
+        await wait_all_tasks_blocked()  # the inbox has nothing left: it waits again
+        a.call_in_order(lambda: log.append("at once again"))
+        assert log[-1] == "at once again"

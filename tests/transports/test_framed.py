@@ -11,7 +11,7 @@ import anyio.lowlevel
 import pytest
 from timeouts import units
 
-from wireproto.transports._framed import FramedStream
+from wireproto.transports._framed import YIELD_EVERY, FramedStream
 from wireproto.transports.memory import memory_pair
 from wireproto.transports.stdio import FdReceiveStream, FdSendStream
 
@@ -147,3 +147,39 @@ async def test_send_many_frames_what_lacks_a_terminator_and_joins_the_rest() -> 
         await writer.send_many([bytearray(b'{"a":6}\n'), b'{"a":7}'])  # not all bytes
         expected = [b'{"a":%d}' % n for n in range(1, 8)]
         assert [await reader.receive() for _ in range(7)] == expected
+
+
+async def test_receive_buffered_hands_out_a_read_in_order_and_leaves_yields_to_receive() -> None:
+    writer, reader = _pipe_pair()
+    sent = [b'{"n":%d}' % i for i in range(100)]
+    async with writer, reader:
+        await writer.send_many(sent)
+        got = [await reader.receive()]  # one read brings them all
+        batches = []
+        while len(got) < len(sent):
+            batch = reader.receive_buffered()
+            if not batch:  # a yield is due: receive hands out the next one
+                got.append(await reader.receive())
+                continue
+            batches.append(batch)
+            got += batch
+        assert got == sent
+        # at most YIELD_EVERY messages between two trips through receive
+        assert max(map(len, batches)) == YIELD_EVERY - 1
+        assert reader.receive_buffered() == []  # nothing left
+        await writer.send_many(sent[:3])
+        assert await reader.receive() == sent[0]
+        await reader.aclose()
+        assert reader.receive_buffered() == []  # closed: nothing more, receive raises
+        with pytest.raises(anyio.ClosedResourceError):
+            await reader.receive()
+
+
+async def test_receive_nowait_hands_out_one_buffered_message_or_sends_to_receive() -> None:
+    writer, reader = _pipe_pair()
+    async with writer, reader:
+        await writer.send_many([b'{"n":1}', b'{"n":2}'])
+        assert await reader.receive() == b'{"n":1}'
+        assert reader.receive_nowait() == b'{"n":2}'
+        with pytest.raises(anyio.WouldBlock):
+            reader.receive_nowait()  # nothing buffered: receive waits for more

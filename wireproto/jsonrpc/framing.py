@@ -21,8 +21,6 @@ connection stays usable.
 
 from __future__ import annotations
 
-from collections import deque
-
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import MessageTooLarge
 
@@ -51,7 +49,8 @@ class LineFramer:
             raise ValueError("max_bytes must be positive")
         self.max_bytes = max_bytes
         self._buf = bytearray()
-        self._ready: deque[bytes] = deque()  # whole plain lines split off _buf, in order
+        self._ready: list[bytes] = []  # whole plain lines split off _buf, in order,
+        self._head = 0  # from _ready[_head] on (not handed out yet)
         self._scan = 0  # bytes of _buf known to hold no newline
         self._discarding = False  # inside an oversized line
         self._overflows = 0  # oversized lines not yet reported
@@ -59,7 +58,7 @@ class LineFramer:
     @property
     def buffered(self) -> int:
         """Bytes held: lines not handed out yet, and the start of the next one."""
-        return len(self._buf) + sum(len(line) + 1 for line in self._ready)
+        return len(self._buf) + sum(len(line) + 1 for line in self._ready[self._head :])
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Append received bytes."""
@@ -99,16 +98,20 @@ class LineFramer:
             MessageTooLarge: an oversized line was discarded (reported once
                 per line; call again to continue).
         """
-        ready = self._ready
-        if ready:
-            return ready.popleft()
+        ready, head = self._ready, self._head
+        if head < len(ready):
+            if head + 1 < len(ready):
+                self._head = head + 1
+            else:  # (not pinned once handed out)
+                self._ready, self._head = [], 0
+            return ready[head]
         while True:
             if self._overflows:
                 self._overflows -= 1
                 raise MessageTooLarge(self.max_bytes)
             buf = self._buf
             if FAST_PATHS and self._split():
-                return ready.popleft()
+                return self.next_message()  # (from _ready now)
             nl = buf.find(b"\n", self._scan)
             if nl < 0:
                 if len(buf) > self.max_bytes + 2:
@@ -129,6 +132,41 @@ class LineFramer:
                 continue
             return line
 
+    def take(self, limit: int) -> list[bytes]:
+        """Return up to ``limit`` complete messages (possibly none), stopping before an overflow.
+
+        Plain lines split off at once are handed out by slicing, without a
+        search or a call per line (see the module doc); others one by one.
+        An overflow is left to :meth:`next_message` to report, so the order
+        of messages and reports is the same either way.
+        """
+        ready, head = self._ready, self._head
+        if head >= len(ready):
+            if not self._buf or self._overflows:
+                return []
+            if not FAST_PATHS or not self._split():
+                return self._take_lines(limit)
+            ready, head = self._ready, 0
+        end = head + limit
+        if end < len(ready):
+            self._head = end
+        else:  # (not pinned once handed out)
+            self._ready, self._head = [], 0
+        return ready[head:end]
+
+    def _take_lines(self, limit: int) -> list[bytes]:
+        out: list[bytes] = []
+        while len(out) < limit and not self._overflows:
+            try:
+                msg = self.next_message()
+            except MessageTooLarge:  # (already dropped: reported by the next call)
+                self._overflows += 1
+                break
+            if msg is None:
+                break
+            out.append(msg)
+        return out
+
     def _split(self) -> bool:
         """Queue every complete line at once if all are plain; return whether any was."""
         buf = self._buf
@@ -144,7 +182,7 @@ class LineFramer:
             return False
         del buf[: end + 1]
         self._scan = 0
-        self._ready.extend(lines)
+        self._ready, self._head = lines, 0
         return True
 
     def messages(self) -> list[bytes]:

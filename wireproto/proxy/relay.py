@@ -14,7 +14,7 @@ messages in order and must not block: record, count, or hand the message on
 (for example ``send_nowait`` into a bounded memory stream that a slower
 consumer reads). An observer may take batches of messages instead (a
 ``batch`` method, see :data:`Observer`): here a batch is what one read of a
-framed stream brought (:meth:`~wireproto.transports._framed.FramedStream.receive_nowait`),
+framed stream brought (:meth:`~wireproto.transports._framed.FramedStream.receive_buffered`),
 else one message. An observer that raises is logged once and then skipped; the
 traffic goes on. :class:`~wireproto.proxy.trace.TraceWriter` is an observer
 writing the ``--trace`` JSON Lines format.
@@ -133,7 +133,7 @@ async def _pump(
     observe: Observers,
 ) -> None:
     to = "agent" if direction is Direction.TO_AGENT else "client"
-    take = getattr(source, "receive_nowait", None)  # what the same read brought, if known
+    take = getattr(source, "receive_buffered", None)  # what the same read brought, if known
     try_send = getattr(sink, "try_send", None)  # a direct write, when the sink has one
     send_many = getattr(sink, "send_many", None)  # several messages in few writes
     while True:
@@ -144,13 +144,8 @@ async def _pump(
             continue
         except _ENDED:
             return
-        while take is not None:
-            try:
-                batch.append(take())
-            except anyio.WouldBlock:
-                break
-            except MessageTooLarge as exc:
-                log.warning("relay: message to the %s dropped: %s", to, exc)
+        if take is not None:
+            batch += take()
         if observe.live:
             observe.show(direction, batch)
         try:

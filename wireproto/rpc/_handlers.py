@@ -272,8 +272,8 @@ class HandlerPool:
                         if self._cancels and scope.cancel_called:
                             break  # (returned in spite of the cancellation)
                         if answer is not None:
-                            try:
-                                sent = writer.put_soon(answer)
+                            try:  # (more requests wait: their answers leave in one write)
+                                sent = writer.put(answer) if queue else writer.put_soon(answer)
                             except ConnectionClosed:
                                 sent = False  # (_send_quiet drops it)
                             if not sent:

@@ -16,8 +16,11 @@ Other work can be queued behind the notifications received so far, without
 a bound and without making the reader wait: a callback (:meth:`Inbox.later`)
 runs once they were handled. The peer uses it to deliver a response only
 after the notifications that preceded it on the wire, and for
-:meth:`~wireproto.rpc.peer.Peer.call_in_order`. :attr:`Inbox.busy` counts
-what is queued or being handled, so the peer knows when nothing is ahead.
+:meth:`~wireproto.rpc.peer.Peer.call_in_order`. :attr:`Inbox.busy` says
+whether anything is queued or being handled, so the peer knows when nothing
+is ahead. It and :attr:`Inbox.handling` change only when something is queued
+and when the task parks, not per notification: the task yields only inside
+a handler (or to park), so no other task sees the difference.
 
 A notification handler's exception is logged and the inbox goes on; params
 that do not decode are logged and dropped (notifications are never answered).
@@ -75,10 +78,12 @@ class Inbox:
         self._notes = 0  # notifications queued, not yet taken by the task
         self._wake: Waiter | None = None  # set to wake the idle task
         self._room: anyio.Event | None = None  # set when a full inbox has room again
-        self.busy = 0
-        """Items queued or being handled (a notification until its handler returned)."""
+        self.busy = False
+        """Whether items are queued or being handled (a notification until its
+        handler returned)."""
         self.handling = False
-        """Whether the task is inside a notification handler."""
+        """Whether the task is handling what was queued (seen from another task,
+        or from a handler: inside a notification handler)."""
         self.task_id: int | None = None
         """The id of the inbox task (once it runs)."""
 
@@ -92,8 +97,12 @@ class Inbox:
         self._scope.cancel()
 
     async def _scoped(self) -> None:
-        with self._scope:
-            await self._run()
+        try:
+            with self._scope:
+                await self._run()
+        finally:  # (stopped in a handler, say: what is left is queued, nothing is handled)
+            self.handling = False
+            self.busy = bool(self._items)
 
     # --------------------------------------------------------------- putting
 
@@ -102,7 +111,7 @@ class Inbox:
         if self._notes >= self._size:
             return False
         self._notes += 1
-        self.busy += 1
+        self.busy = True
         self._items.append((route, msg))
         waiter = self._wake
         if waiter is not None:
@@ -120,7 +129,7 @@ class Inbox:
 
     def later(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` after everything queued so far (it must not raise)."""
-        self.busy += 1
+        self.busy = True
         self._items.append((None, callback))
         waiter = self._wake
         if waiter is not None:
@@ -132,15 +141,18 @@ class Inbox:
     async def _run(self) -> None:
         self.task_id = anyio.get_current_task().id
         items = self._items
+        popleft = items.popleft
         decode_params = self._decoder.decode_params
+        self.handling = True
         while True:
             if not items:
+                self.busy = self.handling = False
                 waiter = self._wake = self._new_waiter()
                 await waiter
+                self.handling = True
                 continue
-            route, msg = items.popleft()
+            route, msg = popleft()
             if route is None:
-                self.busy -= 1
                 msg()
                 continue
             self._notes -= 1
@@ -154,13 +166,8 @@ class Inbox:
                     if isinstance(msg, Call)
                     else decode_params(msg.method, msg.params, route.params_type, route.decode)
                 )
-                self.handling = True
                 await route.handler(params)
             except InvalidMessage as exc:
                 log.warning("%s: %s dropped: %s %s", self.name, msg.method, exc, exc.data)
             except Exception:
                 log.exception("%s: notification handler for %s failed", self.name, msg.method)
-            finally:
-                self.handling = False
-                # counted until handled, so a response read meanwhile waits its turn
-                self.busy -= 1

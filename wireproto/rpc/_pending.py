@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+import msgspec
 from msgspec import UNSET
 
 from wireproto.errors import RequestCancelled, RpcError
@@ -54,31 +55,26 @@ def expectation(decoder: Decoder, result_type: Any, dec_hook: DecHook | None) ->
         return (result_type, dec_hook, decoder._expected(result_type, dec_hook))
 
 
-class Pending:
+class Pending(msgspec.Struct, eq=False):
     """One outgoing request waiting for its response.
 
-    Args:
+    (A Struct for its constructor in C: one is made per request.)
+
+    Attributes:
         method: the request's method (for messages).
         ordered: whether its response waits for the notifications before it.
         event: set once :attr:`response` is.
         on_response: called with the response when it is delivered.
+        queued: its response waits in the inbox behind notifications.
+        response: the response, or the exception that ended the request.
     """
 
-    __slots__ = ("event", "method", "on_response", "ordered", "queued", "response")
-
-    def __init__(
-        self,
-        method: str,
-        ordered: bool,
-        event: Waiter,
-        on_response: Callable[[IncomingResponse], None] | None = None,
-    ) -> None:
-        self.method = method
-        self.ordered = ordered
-        self.on_response = on_response
-        self.event = event
-        self.queued = False  # its response waits in the inbox behind notifications
-        self.response: IncomingResponse | BaseException | None = None
+    method: str
+    ordered: bool
+    event: Waiter
+    on_response: Callable[[IncomingResponse], None] | None = None
+    queued: bool = False
+    response: IncomingResponse | BaseException | None = None
 
     def resolve(self, response: IncomingResponse | BaseException) -> None:
         """Deliver ``response`` (the first one wins) and wake the requesting task."""

@@ -17,8 +17,10 @@ Two ways in, by what the message needs:
   list item) is written at once by the producer itself if the stream can take it without waiting
   (:class:`SupportsTrySend`, e.g. a pipe with room): no task switch, no
   event-loop iteration before the bytes leave. Otherwise it is queued.
-* :meth:`Writer.send` / :meth:`Writer.send_nowait` (notifications, requests
-  among others: they come in bursts). The message is
+* :meth:`Writer.send` (or :meth:`Writer.put_burst` first, which saves a
+  coroutine when ``send`` would neither yield nor wait) and :meth:`Writer.put`
+  (notifications, requests among others, answers while more requests wait:
+  they come in bursts). The message is
   queued and the producer goes on without yielding while there is room,
   except once every :data:`YIELD_EVERY` messages queued between two writes,
   so a burst is written in a few large writes and a loop of ``notify`` calls
@@ -73,7 +75,7 @@ __all__ = [
     "STREAM_GONE",
     "YIELD_EVERY",
     "Item",
-    "SupportsReceiveNowait",
+    "SupportsReceiveBuffered",
     "SupportsSendMany",
     "SupportsTrySend",
     "Writer",
@@ -84,8 +86,10 @@ log = logging.getLogger("wireproto.rpc.peer")  # one logger for everything the p
 Item = bytes | list[bytes]
 """One queue item: a message, or messages written back to back."""
 
-BATCH = 64
-"""The most messages written by one transport operation."""
+BATCH = 256
+"""The most messages written by one transport operation (a peer's whole queue, by
+default: a queue that holds no list is taken in one go, not message by message;
+a framed stream still writes at most ``JOIN_BYTES`` at a time)."""
 
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 """The default byte budget of queued outgoing data per connection (64 MiB)."""
@@ -98,16 +102,14 @@ STREAM_GONE = (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourc
 
 
 @runtime_checkable
-class SupportsReceiveNowait(Protocol):
-    """A stream that can hand out a message it already holds without waiting."""
+class SupportsReceiveBuffered(Protocol):
+    """A stream that can hand out the messages it already holds without waiting."""
 
-    def receive_nowait(self) -> bytes:
-        """Return the next message if it can be had at once.
+    def receive_buffered(self) -> list[bytes]:
+        """Return the whole messages held now, in order (none: await ``receive``).
 
-        Raises:
-            anyio.WouldBlock: ``receive`` must be awaited (no whole message
-                is held, or the stream wants its consumer to yield first).
-            Any exception of ``receive``.
+        None also when the stream wants its consumer to yield first; an
+        error ``receive`` would raise is left to ``receive``.
         """
 
 
@@ -171,7 +173,7 @@ class Writer:
         self._bytes = 0  # queued or being written
         self.over_budget = False
         """Whether a message did not fit in ``max_bytes`` (new work should wait)."""
-        self.peak_bytes = 0  # the most ever held (for tests and diagnostics)
+        self._peak = 0  # the most held before the last decrease (see peak_bytes)
         self._on_broken = on_broken
         self.name = name
         self._items: deque[Item] = deque()
@@ -223,8 +225,22 @@ class Writer:
             self._streak = 0  # goes on at once (the writer cannot write it in between)
             self._cut = True
             await anyio.lowlevel.checkpoint()
-        while not self._put(data):
+        while not self.put(data):
             await self._wait_room()
+
+    def put_burst(self, data: Item) -> bool:
+        """Queue ``data`` as :meth:`send` does when that needs no yield and no wait.
+
+        Returns ``False`` (nothing done) when :meth:`send` would yield or wait:
+        then ``await send(data)``. Saves a coroutine per message of a burst.
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
+        if self._streak + 1 >= YIELD_EVERY or not self.put(data):
+            return False
+        self._streak += 1
+        return True
 
     def send_nowait(self, data: Item) -> bool:
         """Queue ``data`` if there is room, never waiting; return whether it was taken.
@@ -232,7 +248,7 @@ class Writer:
         For answers that must not wait (e.g. while the task is being cancelled).
         """
         try:
-            return self._put(data)
+            return self.put(data)
         except ConnectionClosed:
             return False
 
@@ -248,7 +264,7 @@ class Writer:
             return
         while True:
             await self._wait_room()
-            if self._put(data):
+            if self.put(data):
                 return
 
     def put_soon(self, data: Item) -> bool:
@@ -276,10 +292,14 @@ class Writer:
                     self._items.append(_FLUSH)
                     self._kick()
                 return True
-        return self._put(data)
+        return self.put(data)
 
-    def _put(self, data: Item) -> bool:
-        """Queue ``data`` without waiting; ``False`` when the queue is full."""
+    def put(self, data: Item) -> bool:
+        """Queue ``data`` without waiting; ``False`` when the queue is full.
+
+        Raises:
+            ConnectionClosed: the writer was closed or the stream broke.
+        """
         if self._closed:
             raise ConnectionClosed("connection closed") from self._cause
         items = self._items
@@ -291,8 +311,6 @@ class Writer:
             self.over_budget = True  # (a message over the budget goes alone)
             return False
         self._bytes = held
-        if held > self.peak_bytes:
-            self.peak_bytes = held
         items.append(data)
         if self._wake is not None or not self._running:  # (else the task is on its way)
             self._kick()
@@ -337,6 +355,16 @@ class Writer:
         """Bytes queued or being written."""
         return self._bytes
 
+    @property
+    def peak_bytes(self) -> int:
+        """The most bytes ever queued or being written at once (for diagnostics)."""
+        return max(self._peak, self._bytes)
+
+    def _keep_peak(self) -> None:
+        # (before the count goes down: the peak is kept per batch, not per message)
+        if self._bytes > self._peak:
+            self._peak = self._bytes
+
     async def wait_budget(self) -> None:
         """Wait until bytes were written since the budget was full (or the writer closed)."""
         while self.over_budget and not self._closed:
@@ -364,6 +392,7 @@ class Writer:
         """Drop what is queued and accept nothing more (even if never started)."""
         self._closed = True
         self._items.clear()
+        self._keep_peak()
         self._bytes = 0
         self._kick()
         self._release_room()
@@ -374,6 +403,7 @@ class Writer:
             self._cause = exc
             self._closed = True
             self._items.clear()
+            self._keep_peak()
             self._bytes = 0
             self._kick()
             self._release_room()
@@ -430,6 +460,7 @@ class Writer:
                     for data in batch:
                         await stream.send(data)
                 if self._bytes:  # (a failure or discard has zeroed it)
+                    self._keep_peak()
                     self._bytes -= sum(map(len, batch))
                     self.over_budget = False
                     if self._room is not None:

@@ -12,8 +12,9 @@ many idle connections keeps only its readers):
   ``max_concurrency`` handled at once, then a bounded backlog, beyond that
   answered at once with ``overload_code``); responses and cancellations are
   applied immediately. Messages the stream already holds are taken without
-  a scheduling round trip each (``receive_nowait``, when the stream has it:
-  the framed byte streams); the stream decides when the reader yields;
+  a scheduling round trip or a call each (``receive_buffered``, when the
+  stream has it: the framed byte streams); the stream decides when the
+  reader yields;
 * the **inbox** (:class:`~wireproto.rpc._inbox.Inbox`, started at the first
   notification) handles notifications one at a time in arrival order (no task
   per notification). A response that arrives while notifications are still
@@ -93,7 +94,7 @@ from wireproto.rpc._waiter import Waiter, _EventWaiter, waiter_factory, wake
 from wireproto.rpc._writer import (
     DEFAULT_MAX_BYTES,
     STREAM_GONE,
-    SupportsReceiveNowait,
+    SupportsReceiveBuffered,
     SupportsSendMany,
     Writer,
 )
@@ -378,7 +379,9 @@ class Peer:
         """
         if self._tg is None:  # (the check, inline: once per notification)
             self._check_running()
-        await self._writer.send(self._encoder.encode(Notification(method=method, params=params)))
+        data = self._encoder.encode(Notification(method=method, params=params))
+        if not self._writer.put_burst(data):  # (queued without a coroutine, mostly)
+            await self._writer.send(data)
 
     async def notify_many(self, method: str, params: Sequence[Any]) -> None:
         """Send one notification per item of ``params``, queued as one unit.
@@ -495,9 +498,7 @@ class Peer:
             data = self._encoder.encode(Request(id=rid, method=method, params=params))
             writer = self._writer  # (alone: at once; among others: with them)
             try:
-                if not (
-                    writer.put_soon(data) if len(self._pending) == 1 else writer.send_nowait(data)
-                ):
+                if not (writer.put_soon(data) if alone else writer.put(data)):
                     await writer.send_soon(data)
             except ConnectionClosed as exc:  # (the stream broke, or closed while this waited)
                 raise _unanswered(method) from exc.__cause__
@@ -554,9 +555,9 @@ class Peer:
     async def _read_loop(self) -> None:
         stream = self._stream
         receive = stream.receive
-        receive_nowait = (
-            stream.receive_nowait
-            if FAST_PATHS and isinstance(stream, SupportsReceiveNowait)
+        receive_buffered = (
+            stream.receive_buffered
+            if FAST_PATHS and isinstance(stream, SupportsReceiveBuffered)
             else None
         )
         fast = self._decoder._fast  # (fast[0] read per message: see Decoder._fast)
@@ -565,13 +566,7 @@ class Peer:
         cause: BaseException
         while True:
             try:
-                if receive_nowait is None:
-                    data = await receive()
-                else:
-                    try:  # what the stream holds, without a scheduling round trip
-                        data = receive_nowait()
-                    except anyio.WouldBlock:
-                        data = await receive()
+                batch = [await receive()]
             except MessageTooLarge as exc:
                 log.warning("%s: %s", self.name, exc)
                 await handlers.reply_error(
@@ -586,24 +581,45 @@ class Peer:
                 log.exception("%s: transport failed", self.name)
                 cause = exc
                 break
-            try:
-                try:  # (for a call, msgspec's own decode: no Python frame around it)
-                    msg = fast[0](data)
-                except InvalidMessage:
-                    raise
-                except Exception:  # most likely a response
-                    msg = refused(data)
-            except InvalidMessage as exc:
-                await self._on_invalid(exc)
-                continue
-            if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
-                route = self.router.get(msg.method)
-                if not handlers.try_admit(msg, route):
-                    await handlers.admit(msg, route)
-            elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
-                self._on_response(msg)
-            elif not self._take_notification(msg):  # type: ignore[arg-type]  # (what is left)
-                await self._on_notification(msg)  # type: ignore[arg-type]
+            if receive_buffered is not None:  # the rest of the read, at once
+                batch += receive_buffered()
+            for data in batch:
+                try:
+                    try:  # (for a call, msgspec's own decode: no Python frame around it)
+                        msg = fast[0](data)
+                    except InvalidMessage:
+                        raise
+                    except Exception:  # most likely a response
+                        msg = refused(data)
+                except InvalidMessage as exc:
+                    await self._on_invalid(exc)
+                    continue
+                if type(msg) is Request or (isinstance(msg, Call) and msg.id is not UNSET):
+                    route = self.router.get(msg.method)
+                    if not handlers.try_admit(msg, route):
+                        await handlers.admit(msg, route)
+                elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
+                    pending = self._pending.get((type(msg.id), msg.id))
+                    inbox = self._inbox
+                    if pending is None:
+                        log.info("%s: response to unknown id %r dropped", self.name, msg.id)
+                    elif inbox is not None and inbox.busy and pending.ordered:
+                        # after the notifications before it on the wire were handled
+                        pending.queued = True
+                        inbox.later(functools.partial(pending.resolve, msg))
+                    else:
+                        pending.resolve(msg)
+                else:  # a notification: to the inbox, unless it is full or needs a look
+                    route = self.router.get(msg.method)
+                    inbox = self._inbox
+                    if (
+                        route is None
+                        or not route.notification
+                        or inbox is None
+                        or msg.method == self.cancel_method
+                        or not inbox.try_put(route, msg)  # type: ignore[arg-type]
+                    ):
+                        await self._on_notification(msg)  # type: ignore[arg-type]
         log.debug("%s: inbound side ended: %r", self.name, cause)
         self._mark_closed(cause)
 
@@ -627,32 +643,8 @@ class Peer:
             error.__cause__ = exc
             pending.resolve(error)
 
-    def _on_response(self, msg: IncomingResponse) -> None:
-        pending = self._pending.get((type(msg.id), msg.id))
-        if pending is None:
-            log.info("%s: response to unknown id %r dropped", self.name, msg.id)
-            return
-        inbox = self._inbox
-        if inbox is not None and inbox.busy and pending.ordered:
-            pending.queued = True
-            inbox.later(functools.partial(pending.resolve, msg))
-        else:
-            pending.resolve(msg)
-
-    def _take_notification(self, msg: Notification | Call) -> bool:
-        """Queue ``msg`` for the inbox if it can be, without waiting (the common case)."""
-        route = self.router.get(msg.method)
-        inbox = self._inbox
-        return (
-            route is not None
-            and route.notification
-            and inbox is not None
-            and msg.method != self.cancel_method
-            and inbox.try_put(route, msg)
-        )
-
     async def _on_notification(self, msg: Notification | Call) -> None:
-        """Whatever :meth:`_take_notification` did not take."""
+        """A notification the read loop could not queue without waiting."""
         method = msg.method
         route = self.router.get(method)
         inbox = self._inbox

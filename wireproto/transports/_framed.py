@@ -17,9 +17,9 @@ the rest: a write that fits costs no event-loop iteration.
 Every :data:`YIELD_EVERY` messages handed out from buffered bytes,
 ``receive`` yields to the event loop once, so the tasks those messages woke
 run (and answer) while the rest of a large read waits.
-:meth:`~FramedStream.receive_nowait` hands out the messages already buffered
-without a coroutine per message, and sends its caller to ``receive`` when no
-whole message is buffered or a yield is due.
+:meth:`~FramedStream.receive_buffered` hands out the messages already
+buffered as one list, without a coroutine or a call per message (none when
+a yield is due: ``receive`` then yields).
 
 Exceptions follow the anyio stream conventions (``EndOfStream`` for a clean
 end, ``BrokenResourceError`` when the other side vanished,
@@ -161,20 +161,34 @@ class FramedStream(anyio.abc.ObjectStream[bytes]):
         that pumps bytes itself while this stream is not used."""
         return self._rx, self._tx
 
+    def receive_buffered(self) -> list[bytes]:
+        """Return the whole messages already buffered, without waiting (possibly none).
+
+        At most as many as may be handed out before a yield is due (see
+        :data:`YIELD_EVERY`): then none, and :meth:`receive` yields first.
+        An oversized line is left to :meth:`receive` to report.
+        """
+        return self._take(YIELD_EVERY)
+
     def receive_nowait(self) -> bytes:
         """Return the next whole message if one is buffered and no yield is due.
 
         Raises:
-            anyio.WouldBlock: await :meth:`receive` instead.
-            MessageTooLarge: as :meth:`receive`.
+            anyio.WouldBlock: await :meth:`receive` instead (it also reports
+                an oversized line).
         """
-        if self._streak >= YIELD_EVERY - 1 or self._closed:
+        msgs = self._take(1)
+        if not msgs:
             raise anyio.WouldBlock
-        msg = self._framer.next_message()
-        if msg is None:
-            raise anyio.WouldBlock
-        self._streak += 1
-        return msg
+        return msgs[0]
+
+    def _take(self, limit: int) -> list[bytes]:
+        room = min(limit, YIELD_EVERY - 1 - self._streak)
+        if room <= 0 or self._closed:
+            return []
+        msgs = self._framer.take(room)
+        self._streak += len(msgs)
+        return msgs
 
     async def receive(self) -> bytes:
         """Return the next whole message, without its terminator.
