@@ -67,6 +67,19 @@ def test_secrets_never_reach_the_file(home: Path) -> None:
         assert secret not in text
 
 
+def test_a_short_secret_is_masked_where_it_stands_alone_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(logs, "_secrets", set())
+    monkeypatch.setattr(logs, "_words", set())
+    monkeypatch.setattr(logs, "_whole", [])
+    for secret in ("t", "a|b", "t", "", "sixteen-chars-16"):
+        logs.redact(secret)
+    assert logs.scrub("listening on t, 'a|b' (not xa|b nor t-t)") == \
+        "listening on ***, '***' (not xa|b nor t-t)"
+    assert logs.scrub("in-sixteen-chars-16x") == "in-***x"  # a long one: anywhere
+
+
 def test_a_peers_terminal_controls_cannot_rewrite_a_log_line(home: Path) -> None:
     path = logs.setup_logging("connect", "error")
     assert path is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from typing import Any
 
 import pytest
@@ -65,6 +66,46 @@ def test_explicit_token_from_the_environment(kit: Any) -> None:
     server, base, token = kit.ws("wire", "--ws", "127.0.0.1:0")
     assert token == "from-the-environment-123"
     assert _status(f"{base}/?token=from-the-environment-123") == 101
+    assert kit.stop(server) == 0
+
+
+SHORT = {  # a listening command given a token shorter than 16 characters
+    ("acp", "--ws", "0", "--token", "t"): "--token: the token is too short (1 of at least 16",
+    ("bridge", "--ws", "0", "--token", "fifteen-chars15", "--", "x"):
+        "(15 of at least 16 characters",
+    ("proxy", "--serve", "acp", "--agent-protocol", "acp", "--ws", "0", "--token", "t", "--",
+     "x"): "omit --token for a generated one",
+    ("inspect", "--page-token", "t", "--trace", "x"): "--page-token: the token is too short",
+}
+
+
+@pytest.mark.parametrize("args", list(SHORT))
+def test_a_short_token_is_a_usage_error_that_says_why(kit: Any, args: tuple[str, ...]) -> None:
+    proc = kit.spawn(*args, stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error:")]
+    assert len(errors) == 1 and SHORT[args] in errors[0], proc.err
+    assert "characters: a shorter one is easily guessed" in errors[0]
+    assert "listening" not in proc.err
+
+
+def test_a_short_token_from_the_environment_is_a_usage_error(kit: Any) -> None:
+    kit.env["WIREPROTO_WS_TOKEN"] = "short"
+    proc = kit.spawn("wire", "--ws", "0", stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    assert ("wireproto: error: WIREPROTO_WS_TOKEN: the token is too short (5 of at least 16 "
+            "characters: a shorter one is easily guessed); unset WIREPROTO_WS_TOKEN for a "
+            "generated one") in proc.err.splitlines()
+
+
+def test_a_clients_short_token_is_masked_as_a_word_not_inside_every_word(kit: Any) -> None:
+    server, base, _ = kit.ws("acp", "--ws", "0")
+    proc = kit.spawn("connect", "acp", "--script", "-", "--ws", f"{base}/", "--token", "t",
+                     "--log-level", "debug", stdin=subprocess.DEVNULL)
+    assert proc.wait() == 1  # (the server's token is another one)
+    log = kit.log_file("connect", proc.pid).read_text()
+    for text in (log, proc.err):
+        assert "connection is CONNECTING" in text and "***" not in text, text
     assert kit.stop(server) == 0
 
 

@@ -5,12 +5,14 @@ client, over a real subprocess), lists its tools, announces a tool call and call
 NAME with the JSON arguments; the reply names the result. Anything else is echoed.
 Serve it with ``wireproto acp --agent proxy_mcp_agent:agent --allow-client-stdio-mcp``.
 With ``SLOW_MCP_SESSION=SECONDS`` in its environment, a session given MCP servers takes
-that long to start.
+that long to start. With ``PRINT_MCP_ENV=1``, it prints each stdio MCP server's
+environment to stderr when a session starts (as an agent logging its MCP config).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 
 import anyio
 import msgspec
@@ -27,6 +29,10 @@ class McpUsingAgent(Agent):
     info = AgentInfo(name="mcp-user", version="1")
 
     async def session_started(self, session: Session, how: str) -> None:
+        if os.environ.get("PRINT_MCP_ENV"):
+            for server in session.mcp_servers:
+                pairs = " ".join(f"{name}={value}" for name, value in server.env.items())
+                print(f"mcp server {server.name}: {pairs}", file=sys.stderr, flush=True)
         if session.mcp_servers:
             await anyio.sleep(float(os.environ.get("SLOW_MCP_SESSION", "0")))
 

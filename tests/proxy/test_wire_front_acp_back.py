@@ -3,7 +3,9 @@ the real demo agent served over ACP, driven by our Wire client."""
 
 from __future__ import annotations
 
+import functools
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -15,11 +17,15 @@ import anyio
 import pytest
 
 from wireproto.adapters.wire import messages as m
+from wireproto.adapters.wire import serve_wire
 from wireproto.adapters.wire.client.connection import WireClient
 from wireproto.adapters.wire.display import TodoDisplayBlock
 from wireproto.adapters.wire.methods import ExternalTool
 from wireproto.errors import RpcError
-from wireproto.transports.subprocess import open_subprocess
+from wireproto.host.channel import ADDRESS_ENV, TOKEN_ENV
+from wireproto.proxy.acpback import AcpBackedAgent
+from wireproto.transports.memory import memory_pair
+from wireproto.transports.subprocess import REDACTED, open_subprocess
 
 pytestmark = pytest.mark.anyio
 
@@ -170,6 +176,45 @@ async def test_tools_are_still_offered_after_a_first_prompt_cancelled_while_offe
         result = await wire.prompt('/call lookup {"key": "k1"}')
         assert result.status == "finished"
         assert _text(wire.take_events()).endswith("tools ['lookup']; lookup -> value of k1")
+
+async def test_a_bridge_credential_the_backend_prints_is_masked_in_its_logged_stderr(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    env = {**os.environ, "PRINT_MCP_ENV": "1",
+           "PYTHONPATH": os.pathsep.join([str(HELPERS), os.environ.get("PYTHONPATH", "")])}
+    agent = AcpBackedAgent([*WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
+                            "--allow-client-stdio-mcp"], env=env)
+    tool = ExternalTool(name="lookup", description="Look a key up", parameters={})
+    ours, theirs = memory_pair()
+    minted: list[str] = []
+    mint = agent.bridge.credentials.mint
+
+    def keep(caller: Any) -> str:  # (the credential, to look for it in the log)
+        minted.append(mint(caller))
+        return minted[-1]
+
+    agent.bridge.credentials.mint = keep  # type: ignore[method-assign]
+
+    def printed() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "mcp server" in r.getMessage()]
+
+    async with agent.running(), anyio.create_task_group() as tg:
+        tg.start_soon(functools.partial(serve_wire, agent, theirs, work_dir=str(tmp_path)))
+        async with WireClient(ours, external_tools={"lookup": (tool, None)}) as wire:
+            await wire.initialize()  # the backend and its first session start here
+            backend = agent.process
+            assert backend is not None and not printed()
+            assert (await wire.prompt("hello")).status == "finished"  # offered: a new session
+        tg.cancel_scope.cancel()
+    # (the backend has exited and its stderr was read to the end)
+    tail = list(backend.stderr_tail)
+    assert len(minted) == 1 and len(printed()) == 1
+    line = printed()[0]
+    assert f"{TOKEN_ENV}={REDACTED}" in line and f"{ADDRESS_ENV}=127.0.0.1:" in line
+    assert any(f"{TOKEN_ENV}={REDACTED}" in kept for kept in tail)
+    assert minted[0] not in caplog.text and not any(minted[0] in kept for kept in tail)
+
 
 async def test_model_flag_reaches_the_backend_option_and_plan_mode_is_refused(
     tmp_path: Path

@@ -15,7 +15,7 @@ import pytest
 from timeouts import units
 
 from wireproto.testing import wait_all_tasks_blocked
-from wireproto.transports.subprocess import SubprocessStream, open_subprocess
+from wireproto.transports.subprocess import REDACTED, SubprocessStream, open_subprocess
 
 from .conftest import HELPERS
 
@@ -93,6 +93,31 @@ async def test_a_secret_across_the_cut_of_a_long_stderr_line_is_masked(
     text = "".join(r.getMessage() for r in caplog.records if r.name.endswith(".stderr"))
     assert token[:9] not in text and token[9:] not in text
     assert text.endswith("x[redacted] end")
+
+async def test_a_secret_registered_after_the_start_is_masked_from_then_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    late = "late-credential-0123456789"
+    leaky = (  # prints what it is sent, as an agent logging its MCP config
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        "    print('got', line.strip(), file=sys.stderr, flush=True)\n"
+        "    print('ok', flush=True)\n"
+    )
+    async with open_subprocess([sys.executable, "-c", leaky], stderr="log") as stream:
+        stream.redact(late, "")
+        stream.redact(late)  # (again: nothing changes)
+        await stream.send(late.encode())
+        assert await stream.receive() == b"ok"
+        await stream.send_eof()
+        await stream.wait()
+        await stream.stderr_done.wait()
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith(".stderr")]
+    assert len(lines) == 1 and lines[0].endswith(f"got {REDACTED}")
+    assert list(stream.stderr_tail) == [f"got {REDACTED}"]
+    assert late not in caplog.text
+
 
 async def test_stderr_inherit(capfd: pytest.CaptureFixture[str]) -> None:
     cmd = [sys.executable, "-c", "import sys; sys.stderr.write('to inherited stderr\\n')"]

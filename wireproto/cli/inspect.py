@@ -37,6 +37,7 @@ from wireproto.cli.common import CliError, UsageError, run, watch_signals
 from wireproto.cli.listen import TOKEN_ENV, Listener
 from wireproto.cli.logs import LEVELS, redact, setup_logging
 from wireproto.cli.reach import check_ws_url, unreachable
+from wireproto.cli.wsauth import MIN_TOKEN_LENGTH
 from wireproto.errors import ConnectionClosed
 
 __all__ = ["add_parser", "main_inspect"]
@@ -63,7 +64,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--listen", metavar="[HOST:]PORT", default="127.0.0.1:0",
                         help="where the page is served (default 127.0.0.1:0, a free port)")
     parser.add_argument("--page-token", metavar="TOKEN",
-                        help=f"the page's token (default: ${TOKEN_ENV}, else a generated one)")
+                        help=f"the page's token, at least {MIN_TOKEN_LENGTH} characters "
+                             f"(default: ${TOKEN_ENV}, else a generated one)")
     parser.add_argument("--open", action="store_true",
                         help="open the page in the default browser, when there is one")
     parser.add_argument("--log-level", choices=LEVELS, default="warning",

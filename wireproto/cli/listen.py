@@ -4,7 +4,8 @@ Security (see :mod:`wireproto.cli.wsauth`): loopback by default; every
 handshake must carry the token (``Authorization: Bearer`` or ``?token=``);
 a browser ``Origin`` must be allowed with ``--allow-origin``. The token comes
 from ``--token``, else ``WIREPROTO_WS_TOKEN``, else is generated; a
-non-loopback address needs an explicit one. When listening, exactly one line
+non-loopback address needs an explicit one, of at least 16 characters (as any
+explicit one: a shorter one is refused as a usage error). When listening, exactly one line
 goes to stderr (not to the log: the token must never reach the log file)::
 
     wireproto: listening on ws://HOST:PORT/?token=TOKEN
@@ -23,7 +24,7 @@ import anyio
 
 from wireproto.cli.common import SHUTDOWN_GRACE, UsageError, watch_signals
 from wireproto.cli.logs import redact
-from wireproto.cli.wsauth import WsGuard, is_loopback, new_token, parse_listen
+from wireproto.cli.wsauth import MIN_TOKEN_LENGTH, WsGuard, is_loopback, new_token, parse_listen
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
 if TYPE_CHECKING:  # imported when serving: building the parser stays light
@@ -59,8 +60,9 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
              "stderr (wireproto: listening on ws://...?token=...)",
     )
     parser.add_argument(
-        "--token", help=f"the websocket token (default: ${TOKEN_ENV}, else a generated one; "
-                        "a HOST other than loopback needs one of these)"
+        "--token", help=f"the websocket token, at least {MIN_TOKEN_LENGTH} characters "
+                        f"(default: ${TOKEN_ENV}, else a generated one; a HOST other than "
+                        "loopback needs one of these)"
     )
     parser.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -91,7 +93,9 @@ class Listener:
 
     Raises:
         UsageError: an invalid address (named with ``flag``, as argparse
-            names a bad value), or a non-loopback one without an explicit token.
+            names a bad value), a non-loopback one without an explicit token,
+            or an explicit token shorter than
+            :data:`~wireproto.cli.wsauth.MIN_TOKEN_LENGTH`.
     """
 
     def __init__(self, spec: str, token: str | None, origins: list[str],
@@ -105,6 +109,13 @@ class Listener:
             raise UsageError(
                 f"listening on the non-loopback address {self.host} needs an explicit token "
                 f"({token_flag} or {TOKEN_ENV})"
+            )
+        if explicit is not None and len(explicit) < MIN_TOKEN_LENGTH:
+            source, drop = (token_flag, "omit") if token else (TOKEN_ENV, "unset")
+            raise UsageError(
+                f"{source}: the token is too short ({len(explicit)} of at least "
+                f"{MIN_TOKEN_LENGTH} characters: a shorter one is easily guessed); {drop} "
+                f"{source} for a generated one"
             )
         self.token = explicit or new_token()
         redact(self.token)

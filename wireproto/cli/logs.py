@@ -9,7 +9,9 @@ Secrets never reach a handler: every record (message and traceback) is
 scrubbed by :class:`_RedactFilter` before formatting (which also shows a
 peer's terminal control characters as ``\\xNN``: a log line cannot be rewritten
 on a terminal). It replaces the secrets
-registered with :func:`redact` (e.g. the websocket token) and, whatever their
+registered with :func:`redact` (e.g. the websocket token; one shorter than
+:data:`WHOLE_BELOW` characters only where it stands alone, so that a client's
+``--token t`` does not mangle every word with a ``t``) and, whatever their
 value, anything that looks like a presented credential: a ``token`` query
 parameter in any percent-encoded spelling, and ``Authorization`` header,
 ``Bearer`` and ``Basic`` values. The websockets library's debug dumps of raw
@@ -41,7 +43,13 @@ KEEP_LOG_FILES = 20
 LEVELS = ("debug", "info", "warning", "error")
 """The values of ``--log-level``."""
 
+WHOLE_BELOW = 16
+"""A registered secret shorter than this is masked only as a whole word (not inside a
+longer run of letters, digits, ``_`` or ``-``); a longer one wherever it appears."""
+
 _secrets: set[str] = set()
+_words: set[str] = set()  # the shorter secrets
+_whole: list[re.Pattern[str]] = []  # them as one pattern, made again when one is added
 _installed: list[logging.Handler] = []
 _file: list[logging.Handler] = []  # the diagnostic file's handler, once installed
 
@@ -71,9 +79,13 @@ def home() -> Path:
 
 
 def redact(secret: str) -> None:
-    """Never let ``secret`` appear in a log record."""
-    if secret:
+    """Never let ``secret`` appear in a log record (see :data:`WHOLE_BELOW`)."""
+    if len(secret) >= WHOLE_BELOW:
         _secrets.add(secret)
+    elif secret and secret not in _words:
+        _words.add(secret)
+        alternatives = "|".join(map(re.escape, sorted(_words, key=len, reverse=True)))
+        _whole[:] = [re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")]
 
 
 def scrub(text: str) -> str:
@@ -81,6 +93,8 @@ def scrub(text: str) -> str:
     for secret in _secrets:
         if secret in text:
             text = text.replace(secret, "***")
+    for pattern in _whole:
+        text = pattern.sub("***", text)
     for pattern, replacement in _CREDENTIALS:
         text = pattern.sub(replacement, text)
     if "=" in text:

@@ -16,9 +16,12 @@ import secrets
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["WsGuard", "is_loopback", "new_token", "parse_listen"]
+__all__ = ["MIN_TOKEN_LENGTH", "WsGuard", "is_loopback", "new_token", "parse_listen"]
 
 log = logging.getLogger(__name__)
+
+MIN_TOKEN_LENGTH = 16
+"""The shortest token a listener accepts from ``--token`` (a shorter one is easily guessed)."""
 
 
 def new_token() -> str:

@@ -60,7 +60,7 @@ from wireproto.proxy.options import MODE_OPTION, acp_options, plan_mode_id
 from wireproto.proxy.questions import form_content, form_questions
 from wireproto.proxy.refusals import BackendGone, backend_failed, refuse_once
 from wireproto.proxy.tools import ToolBridge
-from wireproto.transports.subprocess import open_subprocess
+from wireproto.transports.subprocess import SubprocessStream, open_subprocess
 
 __all__ = ["ANNOUNCE_GRACE", "OPTION_KINDS", "STOP_OF_ACP", "UPDATE_RULES", "AcpBackedAgent"]
 
@@ -114,6 +114,8 @@ class AcpBackedAgent(Agent):
             name=name, version=__version__, title=f"{name} (ACP backend)")
         self.commands = ()  # type: ignore[misc]
         self.client: ClientConnection | None = None
+        self.process: SubprocessStream | None = None
+        """The backend process while it runs."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._ids: dict[str, str] = {}
         self._turns: dict[str, Turn] = {}
@@ -157,7 +159,7 @@ class AcpBackedAgent(Agent):
                                             elicitation_modes=("form",),
                                             name="acp backend") as client:
                     await client.initialize()
-                    self.client = client
+                    self.client, self.process = client, child
                     task_status.started()
                     started = True
                     await hold_backend(child, client.wait_closed, self._stop)
@@ -166,7 +168,7 @@ class AcpBackedAgent(Agent):
                 raise start_failure(self.cmd[0], exc, "acp") from None
             log.warning("proxy: the backend ended: %s", exc)
         finally:
-            self.client = None
+            self.client = self.process = None
 
     def _load_ids(self) -> None:
         if self.ids_file is not None and not self._ids:
@@ -305,10 +307,10 @@ class AcpBackedAgent(Agent):
 
     def _mcp_servers(self, session: Session) -> list[s.McpServer]:
         """The bridge of the front client's tools, when it declared some."""
-        channel = session.channel
-        if channel is None or not channel.capabilities.external_tools:
+        channel, process = session.channel, self.process
+        if channel is None or not channel.capabilities.external_tools or process is None:
             return []
-        return [self.bridge.entry(session.id)]
+        return [self.bridge.entry(session.id, process)]
 
     def tools_of(self, session_id: str) -> list[mcp.Tool]:
         """The front client's external tools now, as MCP tools (for the bridge)."""

@@ -6,7 +6,8 @@ the host's MCP bridge (:mod:`wireproto.host.channel`,
 ``wireproto mcp-bridge``): it listens on a loopback channel, and each proxied
 session gets one stdio MCP server entry (:meth:`ToolBridge.entry`) running
 ``python -m wireproto mcp-bridge`` with the channel address and a credential
-of that session in its environment. The backend starts the bridge; its
+of that session in its environment (registered with the backend process
+first, so that its logged stderr masks it). The backend starts the bridge; its
 ``tools/list`` is answered with the front client's tools *at that moment*,
 and its ``tools/call`` reaches the front client as a Wire
 ``ToolCallRequest`` (through :class:`ToolSource`), while a turn runs.
@@ -28,6 +29,7 @@ from wireproto.adapters.mcp import messages as mcp
 from wireproto.agent.api import ToolOutcome
 from wireproto.host.channel import ADDRESS_ENV, TOKEN_ENV, BridgeChannel, Credentials
 from wireproto.host.policy import Caller
+from wireproto.transports.subprocess import SubprocessStream
 
 __all__ = ["SERVER_NAME", "ToolBridge", "ToolSource"]
 
@@ -82,11 +84,16 @@ class ToolBridge:
             finally:
                 tg.cancel_scope.cancel()
 
-    def entry(self, session_id: str) -> s.McpServerStdio:
-        """A stdio MCP server entry serving ``session_id``'s front client tools."""
+    def entry(self, session_id: str, backend: SubprocessStream) -> s.McpServerStdio:
+        """A stdio MCP server entry serving ``session_id``'s front client tools.
+
+        Its new credential is registered with ``backend`` (the process the entry
+        is sent to), whose logged stderr then masks it.
+        """
         assert self.channel.address is not None, "use 'async with bridge.running()'"
         token = self.credentials.mint(Caller(binding_id=session_id, session_id=session_id,
                                              agent="main"))
+        backend.redact(token)
         return s.McpServerStdio(
             name=SERVER_NAME, command=sys.executable, args=["-m", "wireproto", "mcp-bridge"],
             env=[s.EnvVariable(name=ADDRESS_ENV, value=self.channel.address),

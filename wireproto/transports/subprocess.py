@@ -14,7 +14,10 @@ The child's stderr is never an unread pipe (a full one blocks the child):
 it is either inherited, or drained line by line into :mod:`logging` by a task
 owned by the context manager. Secrets the caller handed the child (``redact``:
 tokens, API keys in its environment) are masked in those log lines, so a
-child that prints its environment does not put them in our log.
+child that prints its environment does not put them in our log; a secret
+handed over later (in a message, e.g. a credential in an MCP server's
+environment) is registered with :meth:`SubprocessStream.redact` before it is
+sent, and masked from then on.
 
 Closing the stream (``aclose``) closes the child's stdin only: its stdout
 stays open so that a child flushing its last messages on EOF does not die of
@@ -130,6 +133,7 @@ class SubprocessStream(FramedStream):
         self.program = "the process"
         self.stderr_tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.stderr_done = anyio.Event()
+        self._secrets: tuple[str, ...] = ()  # masked in stderr lines, longest first
         self.ended_by: str | None = None
         """How the child ended during shutdown: ``"stdin closed"`` (it exited
         by itself), ``"SIGTERM"`` or ``"SIGKILL"``; ``None`` before."""
@@ -147,6 +151,17 @@ class SubprocessStream(FramedStream):
     async def wait(self) -> int:
         """Wait for the child to exit and return its exit status."""
         return await self.process.wait()
+
+    def redact(self, *secrets: str) -> None:
+        """Mask ``secrets`` too (as ``[redacted]``) in the stderr lines logged from now on.
+
+        For a secret handed to the child after it started: register it before
+        sending it. Empty strings are ignored; a secret stays masked for the
+        life of the stream.
+        """
+        new = {x for x in secrets if x}.difference(self._secrets)
+        if new:  # (a secret containing another must go whole: longest first)
+            self._secrets = tuple(sorted(new.union(self._secrets), key=len, reverse=True))
 
     async def aclose(self) -> None:
         """Close the child's stdin and stop receiving (idempotent)."""
@@ -206,7 +221,8 @@ async def open_subprocess(
         start_new_session: run the child in its own session, so a terminal's
             Ctrl-C (SIGINT to our process group) does not reach it.
         redact: secrets masked (as ``[redacted]``) in the stderr lines logged
-            with ``stderr="log"``; empty strings are ignored.
+            with ``stderr="log"``; empty strings are ignored. More can be
+            added while the child runs (:meth:`SubprocessStream.redact`).
 
     Yields:
         the stream, also giving the child's ``pid`` and ``returncode``.
@@ -250,17 +266,14 @@ async def open_subprocess(
     log.debug("started %s (pid %d)", name, process.pid)
     stream = SubprocessStream(process, stdout, stdin, max_bytes=max_bytes)
     stream.program = f"{name} (pid {process.pid})"
+    stream.redact(*redact)
     # The task group is entered and left by hand so that an exception from
     # the body propagates as itself rather than inside an ExceptionGroup.
     tg = anyio.create_task_group()
     await tg.__aenter__()
     drained = stream.stderr_done
     if process.stderr is not None:
-        secrets = tuple(sorted({x for x in redact if x}, key=len, reverse=True))
-        tg.start_soon(
-            _drain_stderr, process.stderr, f"{name}[{process.pid}]", drained, secrets,
-            stream.stderr_tail,
-        )
+        tg.start_soon(_drain_stderr, process.stderr, f"{name}[{process.pid}]", stream)
     else:
         drained.set()
     try:
@@ -319,35 +332,31 @@ async def _discard(source: anyio.abc.ByteReceiveStream) -> None:
 
 
 async def _drain_stderr(
-    source: anyio.abc.ByteReceiveStream,
-    label: str,
-    done: anyio.Event,
-    secrets: tuple[str, ...] = (),
-    tail: deque[str] | None = None,
+    source: anyio.abc.ByteReceiveStream, label: str, stream: SubprocessStream
 ) -> None:
     """Log every line the child writes to stderr until it closes the pipe.
 
-    The last lines (secrets masked, long ones cut) are also kept in ``tail``.
+    Each line is masked with the stream's secrets at that moment; the last
+    lines (long ones cut) are also kept in its ``stderr_tail``.
     """
     pending = b""
-    keep = tail if tail is not None else deque(maxlen=0)
-    raw = [secret.encode() for secret in secrets]
+    tail = stream.stderr_tail
     try:
         async for chunk in source:
             lines = (pending + chunk).split(b"\n")
             pending = lines.pop()
             for line in lines:
-                _log_stderr(label, line, secrets, keep)
+                _log_stderr(label, line, stream._secrets, tail)
             if len(pending) > _STDERR_LINE_LIMIT:
-                cut = _cut(pending, raw)
-                _log_stderr(label, pending[:cut], secrets, keep)
+                cut = _cut(pending, [secret.encode() for secret in stream._secrets])
+                _log_stderr(label, pending[:cut], stream._secrets, tail)
                 pending = pending[cut:]
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
         pass
     finally:
         if pending:
-            _log_stderr(label, pending, secrets, keep)
-        done.set()
+            _log_stderr(label, pending, stream._secrets, tail)
+        stream.stderr_done.set()
 
 
 def _cut(data: bytes, secrets: list[bytes]) -> int:
