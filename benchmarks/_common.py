@@ -213,3 +213,25 @@ def fmt_rate(per_second: float) -> str:
 def verdict(ok: bool) -> str:
     """``"met"`` or ``"MISSED"``."""
     return "met" if ok else "MISSED"
+
+
+BYTECODE_COUNTER = """
+import collections, json, signal, sys
+counts = collections.Counter()
+def tracer(frame, event, arg):
+    frame.f_trace_opcodes = True
+    key = frame.f_code.co_filename + ":" + frame.f_code.co_qualname
+    def local(frame, event, arg):
+        if event == "opcode":
+            counts[key] += 1
+        return local
+    return local
+def stop(*_):
+    sys.settrace(None)
+    with open(OUT, "w") as f:
+        json.dump(counts, f)
+signal.signal(signal.SIGUSR1, lambda *_: sys.settrace(tracer))
+signal.signal(signal.SIGUSR2, stop)
+"""
+"""The start of a child's ``-c`` script that counts the bytecodes it runs per function:
+SIGUSR1 starts counting, SIGUSR2 writes the counts as JSON to ``OUT`` (defined first)."""

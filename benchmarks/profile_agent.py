@@ -35,6 +35,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import bench_agent
+from _common import BYTECODE_COUNTER
 
 AREAS = (
     ("wireproto/agent/store", "session store"),
@@ -65,23 +66,7 @@ finally:
 """
 
 
-COUNT_BOOT = """
-import collections, json, signal, sys
-counts = collections.Counter()
-def tracer(frame, event, arg):
-    frame.f_trace_opcodes = True
-    key = frame.f_code.co_filename + ":" + frame.f_code.co_qualname
-    def local(frame, event, arg):
-        if event == "opcode":
-            counts[key] += 1
-        return local
-    return local
-def stop(*_):
-    sys.settrace(None)
-    with open(OUT, "w") as f:
-        json.dump(counts, f)
-signal.signal(signal.SIGUSR1, lambda *_: sys.settrace(tracer))
-signal.signal(signal.SIGUSR2, stop)
+COUNT_BOOT = BYTECODE_COUNTER + """
 from wireproto.cli import main
 sys.argv = ["wireproto", "acp"]
 main()

@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 import peer_wireproto
+from _common import BYTECODE_COUNTER
 from _peer_runner import _latency, _throughput
 
 import wireproto.transports.subprocess as wsub
@@ -84,23 +85,8 @@ def summarise(stats: pstats.Stats, title: str, top: int) -> None:
         print(f"  {100 * tt / total:5.1f} %  {nc:8d} calls  {name} ({short}:{line})")
 
 
-COUNT_BOOT = """
-import collections, json, runpy, signal, sys
-counts = collections.Counter()
-def tracer(frame, event, arg):
-    frame.f_trace_opcodes = True
-    key = frame.f_code.co_filename + ":" + frame.f_code.co_qualname
-    def local(frame, event, arg):
-        if event == "opcode":
-            counts[key] += 1
-        return local
-    return local
-def stop(*_):
-    sys.settrace(None)
-    with open(OUT, "w") as f:
-        json.dump(counts, f)
-signal.signal(signal.SIGUSR1, lambda *_: sys.settrace(tracer))
-signal.signal(signal.SIGUSR2, stop)
+COUNT_BOOT = BYTECODE_COUNTER + """
+import runpy
 sys.argv = sys.argv[1:]
 sys.path[0] = sys.argv[0].rsplit("/", 1)[0]  # (the child script's directory, not the cwd)
 runpy.run_path(sys.argv[0], run_name="__main__")

@@ -83,6 +83,7 @@ TIERS: dict[str, tuple[str, ...]] = {
     "slow": (
         "test_layers.py",  # every module imported in its own interpreter
         "test_benchmarks_smoke.py",
+        "test_childcheck.py",  # child processes left to run out their time
         "test_bench_proxy_smoke.py",
         "proxy/test_*front*.py",  # a proxy and its backend processes per test
         "host/*",  # harness and bridge processes per test

@@ -40,6 +40,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "_lazy": (),  # the package roots' lazy re-exports, usable by every layer
     "_switches": (),  # process-wide switches (WIREPROTO_NO_FAST_PATHS), likewise
     "_backend": (),  # which event loop runs the current task, likewise
+    "_childcheck": (),  # checks run in a child Python, bounded in time, likewise
     "jsonrpc": ("errors",),
     # transports depend only on jsonrpc.framing and errors
     "transports": ("errors", "jsonrpc.framing"),
@@ -63,7 +64,8 @@ INTERNAL: dict[str, tuple[str, ...]] = {
 }
 
 # Top-level private modules that every layer may import.
-PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches", f"{PACKAGE}._backend")
+PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches", f"{PACKAGE}._backend",
+                   f"{PACKAGE}._childcheck")
 
 # Layer -> third-party top-level packages it must never import.
 EXTERNAL: dict[str, tuple[str, ...]] = {

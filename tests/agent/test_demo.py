@@ -482,3 +482,31 @@ async def test_delete_session_is_idempotent(
     assert runtime.list_sessions() == ([], None)
     with pytest.raises(NotFound):
         await runtime.open_session(RecordingChannel(), session.id)
+
+
+GREP = ExternalTool("grep", "Search", {"type": "object", "properties": {
+    "pattern": {"type": "string"},  # (a property named so: no regular expression)
+    "path": {"type": "string", "pattern": "^(a|aa)+$"},  # backtracks ~1.6**n steps
+}})
+
+
+async def test_a_clients_tool_pattern_is_checked_in_bounded_time(
+    runtime: Runtime, workdir: Path
+) -> None:
+    # (a Wire client's schema, matched in the agent's process, held every session of it)
+    from wireproto.agent._argcheck import has_patterns
+
+    assert not has_patterns(ECHO.parameters) and has_patterns(GREP.parameters)
+    assert not has_patterns({"properties": {"pattern": {"type": "string"}}})
+    caps = ClientCapabilities(external_tools={"grep": GREP}, external_tools_supported=True)
+    channel = RecordingChannel(caps, tools={"grep": lambda args: ToolOutcome(False, "found")})
+    session = await runtime.new_session(channel, str(workdir))
+    slow = "a" * 60 + "!"
+    reply = await say(runtime, session, f'/tool grep {{"pattern": "x", "path": "{slow}"}}')
+    assert reply == ("Tool grep failed: Invalid arguments: a pattern of the tool's parameters "
+                     "schema takes longer than 2 s to check")
+    reply = await say(runtime, session, '/tool grep {"pattern": "x", "path": "ab"}')
+    assert reply == "Tool grep failed: Invalid arguments: 'ab' does not match '^(a|aa)+$'"
+    assert channel.calls == []  # neither reached the client
+    reply = await say(runtime, session, '/tool grep {"pattern": "x", "path": "aaa"}')
+    assert reply == "Tool grep returned: found"

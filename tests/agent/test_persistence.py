@@ -253,3 +253,26 @@ async def test_a_session_whose_start_fails_is_not_kept(store: JsonlStore, workdi
     assert runtime.sessions == {}
     assert runtime.list_sessions() == ([], None)  # the client never got its id
     assert list(store.root.iterdir()) == []
+
+
+async def test_a_session_whose_reopening_fails_is_left_as_it_was(
+    store: JsonlStore, workdir: Path
+) -> None:
+    class Refusing(DemoAgent):
+        async def session_started(self, session: object, how: str) -> None:
+            if how != "new":
+                raise InvalidArgument("cannot resume here")
+
+    runtime = Runtime(Refusing(), store)
+    first = RecordingChannel()
+    session = await runtime.new_session(first, str(workdir))
+    for how in (False, True):
+        with pytest.raises(InvalidArgument):
+            await runtime.open_session(RecordingChannel(), session.id, replay=how)
+        assert runtime.sessions[session.id] is session  # still the first connection's
+        assert session.channel is first
+    again = Runtime(Refusing(), store)  # a runtime that never had it live
+    with pytest.raises(InvalidArgument):
+        await again.open_session(RecordingChannel(), session.id)
+    assert again.sessions == {}
+    assert [info.session_id for info in again.list_sessions()[0]] == [session.id]

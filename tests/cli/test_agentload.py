@@ -155,3 +155,20 @@ def test_load_errors_say_which_form_was_tried_and_why(
     if "does not exist" in errors[0]:
         assert str(elsewhere) in errors[0]
     assert "Traceback" not in proc.err
+
+
+def test_the_place_shown_is_the_agents_code_not_a_library_in_its_directory(
+    tmp_path: Path,
+) -> None:
+    # (a project's .venv is under its directory: a frame there is no place of the agent's)
+    from wireproto.cli.agentload import _describe
+
+    agent = tmp_path / "raises.py"
+    agent.write_text("import json\njson.loads('{')\n")
+    try:
+        exec(compile(agent.read_text(), str(agent), "exec"), {})
+    except ValueError as exc:
+        # every file is under "/": json/decoder.py raised, in the agent's line 2
+        assert _describe(exc, "/").endswith(f"(char 1) ({agent}, line 2)")
+    else:
+        raise AssertionError("the agent did not raise")

@@ -77,6 +77,18 @@ async def test_digits_and_numbers_that_cannot_be_sent_are_asked_again() -> None:
     assert ui.out.getvalue().count("expected a finite number; try again") == 2  # (sent as null)
 
 
+async def test_a_typed_answer_is_matched_against_the_agents_pattern_in_bounded_time() -> None:
+    request = decode(b"""{"sessionId": "s", "mode": "form", "message": "m", "requestedSchema": {
+      "properties": {"q": {"type": "string", "pattern": "^(a|aa)+$"}}}}""",
+                     S.CreateElicitationRequest)
+    ui = FakeUi(Keys("a" * 60 + "!", "ab", "aaa"))  # (the first backtracks ~1.6**60 steps)
+    answer = await answer_elicitation(ui, request)  # type: ignore[arg-type]
+    assert answer == S.AcceptElicitationResponse(content={"q": "aaa"})
+    out = ui.out.getvalue()
+    assert "a pattern takes longer than 2 s to check; try again" in out
+    assert "does not match '^(a|aa)+$'; try again" in out
+
+
 async def test_decline_cancel_and_no_keyboard() -> None:
     request = decode(FORM, S.CreateElicitationRequest)
     assert await answer_elicitation(FakeUi(Keys("/decline")), request) == (  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from wireproto.cli import logs
+from wireproto.cli.controls import printable
 
 
 @pytest.fixture
@@ -81,6 +82,14 @@ def test_a_peers_terminal_controls_cannot_rewrite_a_log_line(home: Path) -> None
     assert ("update for unknown session s1\\x0d2026-01-01 00:00:00,000 INFO all fine"
             "\\x1b[2K\\x9b1A dropped") in text
     assert "failed\tonce\nand again" in text and "ValueError: bad id s1\\x0d2026" in text
+
+
+def test_direction_marks_from_a_peer_are_shown_not_obeyed() -> None:
+    # U+202E shows "rm -rf ~ #txt.exe" reversed after it: what is shown is not what runs
+    assert (printable("run \u202eexe.txt# ~ fr- mr\u202c and \u2066x\u2069")
+            == "run \\u202eexe.txt# ~ fr- mr\\u202c and \\u2066x\\u2069")
+    assert printable("plain, caf\u00e9, \U0001f600, \u05e9\u05dc\u05d5\u05dd") == (
+        "plain, caf\u00e9, \U0001f600, \u05e9\u05dc\u05d5\u05dd")  # (text itself is kept)
 
 @pytest.mark.parametrize("text", [
     "GET /?%74oken=SECRET HTTP/1.1", "GET /?a=1&%74%6F%6B%65%6E=SECRET", "GET /?x=1;token=SECRET",

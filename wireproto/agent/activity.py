@@ -79,14 +79,15 @@ class Subagent:
 
     async def say(self, text: str) -> None:
         """Stream a chunk of the sub-agent's reply."""
-        text = text_of(text, "Subagent.say")
+        if text.__class__ is not str:  # (inline: a call per chunk costs more than the test)
+            text = text_of(text, "Subagent.say")
         await self.emit(AgentMessageChunk(text=text, message_id=self._message_id))
 
     async def think(self, text: str) -> None:
         """Stream a chunk of the sub-agent's reasoning."""
-        text = text_of(text, "Subagent.think")
+        if text.__class__ is not str:
+            text = text_of(text, "Subagent.think")
         await self.emit(ThoughtChunk(text=text, message_id=self._thought_id))
-
 
 
 def text_of(text: str, method: str) -> str:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import msgspec
 
+from wireproto.agent._argcheck import arguments_problem, bounded_arguments_problem
 from wireproto.agent.content import ToolContent
 from wireproto.agent.events import Event, StopReason
 from wireproto.errors import InvalidArgument
@@ -189,16 +190,14 @@ class ExternalTool(msgspec.Struct, frozen=True):
         that cannot be applied (a ``$ref`` to nothing or to another document,
         never fetched; a reference cycle) is a problem of the call, not an error.
         """
-        import jsonschema  # loaded on the first external tool call (slow to import)
-        import referencing.exceptions
+        return arguments_problem(self.parameters, arguments)
 
-        validator = jsonschema.Draft202012Validator(self.parameters)
-        try:
-            error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-        except (referencing.exceptions.Unresolvable, RecursionError) as exc:
-            reason = "a reference cycle" if isinstance(exc, RecursionError) else str(exc)
-            return f"Invalid arguments: the tool's parameters schema cannot be applied: {reason}"
-        return None if error is None else f"Invalid arguments: {error.message}"
+    async def check_arguments(self, arguments: Any) -> str | None:
+        """:meth:`arguments_problem`, bounded in time: a schema with a ``pattern`` comes
+        from the client and may backtrack for ever, so it is checked in a child Python,
+        stopped after 2 seconds of checking (the call then has that problem).
+        :meth:`Turn.call_tool <wireproto.agent.turn.Turn.call_tool>` uses it."""
+        return await bounded_arguments_problem(self.parameters, arguments)
 
 
 class ClientCapabilities(msgspec.Struct):

@@ -149,7 +149,9 @@ class Runtime:
         """Load (``replay=True``) or resume a stored session, bound to ``channel``.
 
         With ``replay`` the whole history is sent through ``channel`` before
-        this returns.
+        this returns. When that or the agent's ``session_started`` fails, the
+        session is left as it was (stored, and bound to its previous
+        connection if it had one).
 
         Raises:
             NotFound: no such session.
@@ -171,10 +173,18 @@ class Runtime:
         self.sessions[session_id] = session
         if self._keep_conversations:
             self._conversations[session_id] = Conversation.from_events(stored.events)
-        if replay and channel is not None:
-            for event in stored.events:
-                await channel.send(session, event, replay=True)
-        await self.agent.session_started(session, "load" if replay else "resume")
+        try:
+            if replay and channel is not None:
+                for event in stored.events:
+                    await channel.send(session, event, replay=True)
+            await self.agent.session_started(session, "load" if replay else "resume")
+        except BaseException:  # (the stored session stays as it was; so does a live one)
+            if live is None:
+                self.sessions.pop(session_id, None)
+                self._conversations.pop(session_id, None)
+            else:
+                self.sessions[session_id] = live
+            raise
         return session
 
     def list_sessions(

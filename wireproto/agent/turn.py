@@ -111,7 +111,9 @@ class ToolCall:
         """Send a change (absent arguments are unchanged; ``content`` replaces)."""
         blocks = None if content is None else tool_blocks(content, "ToolCall.update()/complete()")
         if status is not None:
-            self.status = status = ToolStatus(status)  # (its value, as a str, is fine too)
+            if status.__class__ is not ToolStatus:  # (its value, as a str, is fine too)
+                status = ToolStatus(status)
+            self.status = status
             if status in _FINAL:
                 self.turn._open_calls.pop(self.id, None)
         await self.turn.emit(
@@ -274,7 +276,8 @@ class Turn(Asking, Activity):
 
     async def say(self, text: str) -> str:
         """Stream a chunk of the reply (a str); returns its message id."""
-        text = text_of(text, "Turn.say")
+        if text.__class__ is not str:  # (inline: a call per chunk costs more than the test)
+            text = text_of(text, "Turn.say")
         if self._message_id is None:
             self._message_id = new_id("msg")
         self._thought_id = None
@@ -283,7 +286,8 @@ class Turn(Asking, Activity):
 
     async def think(self, text: str) -> str:
         """Stream a chunk of visible reasoning (a str); returns its message id."""
-        text = text_of(text, "Turn.think")
+        if text.__class__ is not str:
+            text = text_of(text, "Turn.think")
         if self._thought_id is None:
             self._thought_id = new_id("thought")
         self._message_id = None
@@ -319,7 +323,10 @@ class Turn(Asking, Activity):
         A call the turn leaves unfinished is failed by the runtime when the
         turn ends (see :meth:`close_open_calls`).
         """
-        kind, status = ToolKind(kind), ToolStatus(status)  # (their values, as str, are fine too)
+        if kind.__class__ is not ToolKind:  # (their values, as str, are fine too)
+            kind = ToolKind(kind)
+        if status.__class__ is not ToolStatus:
+            status = ToolStatus(status)
         call = ToolCall(self, self._unique_call_id(id or new_id("call")), name)
         call.status = status
         self._message_id = self._thought_id = None
@@ -588,7 +595,7 @@ class Turn(Asking, Activity):
         )
         if tool is None:
             outcome = ToolOutcome(True, "", f"Tool {name} is not available")
-        elif (problem := tool.arguments_problem(arguments)) is not None:
+        elif (problem := await tool.check_arguments(arguments)) is not None:
             outcome = ToolOutcome(True, "", problem)
         else:
             outcome = await self._channel().call_tool(self.session, call.id, tool, arguments)

@@ -25,6 +25,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import sysconfig
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -132,13 +133,15 @@ def _describe(exc: BaseException, folder: Path | str | None = None) -> str:
     if folder is not None:
         ours = [f for f in traceback.extract_tb(exc.__traceback__)
                 if Path(f.filename).is_relative_to(folder)
-                and not Path(f.filename).is_relative_to(_PACKAGE)]
+                and not any(Path(f.filename).is_relative_to(p) for p in _NOT_OURS)]
         where = f" ({ours[-1].filename}, line {ours[-1].lineno})" if ours else ""
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-_PACKAGE = Path(__file__).resolve().parents[1]
-"""wireproto's own code: never the place to show."""
+_NOT_OURS = (Path(__file__).resolve().parents[1], *{
+    Path(sysconfig.get_path(name)) for name in ("stdlib", "platstdlib", "purelib", "platlib")})
+"""wireproto's own code, the standard library and the installed packages (a project's
+``.venv`` is under its directory): never the place to show."""
 
 
 def _resolve(module: ModuleType, attr: str, spec: str, origin: str) -> Agent:

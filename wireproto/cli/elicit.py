@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import UNSET
 
 from wireproto.adapters.acp import schema as s
-from wireproto.adapters.acp.client.elicitation import FormOrUrl, value_problem
+from wireproto.adapters.acp.client.elicitation import FormOrUrl, bounded_value_problem
 from wireproto.adapters.wire import messages as m
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ async def _field(ui: Ui, name: str, prop: Any, required: bool) -> Any:
             printer.line("    an answer is required (/decline refuses the form)")
             continue
         value = _parse(prop, answer, choices)
-        problem = value_problem(prop, value)
+        problem = await bounded_value_problem(prop, value)  # (the agent's pattern)
         if problem is None:
             return value
         printer.line(f"    {problem}; try again")

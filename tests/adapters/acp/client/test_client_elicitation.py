@@ -8,6 +8,7 @@ counts sent as ``null``.
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import anyio
@@ -150,6 +151,49 @@ async def test_an_agents_pattern_is_checked_in_bounded_time(
     else:
         assert got["result"] == reply
         assert ("answer is invalid" in caplog.text) is (reply["action"] == "cancel")
+
+
+
+PROGRAM = """
+import pathlib, sys
+import anyio
+from wireproto.adapters.acp import schema as S
+from wireproto.adapters.acp.client.elicitation import _bounded, answer_problem, schema_problem
+from wireproto.adapters.acp.codec import decode
+
+with pathlib.Path(sys.argv[1]).open("a") as runs:  # what a program does when it starts
+    runs.write("started\\n")
+
+async def main() -> None:
+    field = b'{"properties": {"q": {"type": "string", "pattern": "^a+$", "default": "aa"}}}'
+    schema = decode(field, S.ElicitationSchema)
+    answer = await _bounded(answer_problem, schema, {"q": "b"})
+    print(await _bounded(schema_problem, schema), answer)
+
+anyio.run(main)
+"""
+
+
+async def test_the_pattern_search_never_runs_the_programs_own_code(tmp_path: Any) -> None:
+    # (a worker that imports the program's __main__ again started it twice, or, for
+    # python -m wireproto, ran the CLI in the worker, which exited: the check failed)
+    program, runs = tmp_path / "client.py", tmp_path / "runs"
+    program.write_text(PROGRAM)
+    done = await anyio.run_process([sys.executable, str(program), str(runs)], check=False)
+    assert done.returncode == 0, done.stderr.decode()
+    assert done.stdout.decode().split() == ["None", "field", "'q':", "does", "not", "match",
+                                            "'^a+$'"]
+    assert runs.read_text() == "started\n"
+
+
+async def test_an_integer_too_large_for_a_float_is_checked_not_raised() -> None:
+    # (math.isfinite converts to float: OverflowError, an internal error for the agent)
+    big = b"9" * 400
+    schema = decode(b'{"properties": {"n": {"type": "integer", "maximum": 5, "default": '
+                    + big + b"}}}", S.ElicitationSchema)
+    assert schema_problem(schema) == "field 'n': greater than 5"
+    assert answer_problem(schema, {"n": 10**400}) == "field 'n': greater than 5"
+
 
 async def test_required_must_name_a_field() -> None:
     schema = decode(b'{"properties": {"a": {"type": "string"}}, "required": ["b"]}',

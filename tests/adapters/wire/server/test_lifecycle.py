@@ -517,3 +517,33 @@ async def test_a_subclass_handler_serves_its_method(workdir: Path, home: Path) -
     await probe.aclose()
     assert reply["error"]["code"] == -32000  # no turn to cancel: answered by WireServer._cancel
     assert cancels == [{}]  # (params absent: the route decodes {})
+
+
+class HookOnPrompt(Agent):
+    hook_events = ("PreToolUse",)
+
+    async def prompt(self, turn: Turn) -> StopReason:
+        allowed, _ = await turn.run_hook("PreToolUse", turn.text, {})
+        await turn.say(f"allowed={allowed}")
+        return StopReason.END_TURN
+
+
+async def test_hook_matchers_are_searched_in_bounded_time(open_raw: OpenRaw) -> None:
+    # (a client's matcher, searched in the agent's process, held every session of it)
+    hooks = [{"id": "literal", "event": "PreToolUse", "matcher": "Bash"},
+             {"id": "regex", "event": "PreToolUse", "matcher": "^(a|aa)+$"},
+             {"id": "invalid", "event": "PreToolUse", "matcher": "("}]
+    async with open_raw(agent=HookOnPrompt()) as raw:
+        await raw.call("i", "initialize", {"protocol_version": "1.10", "hooks": hooks})
+        after = await raw.collect_call("p1", "prompt", {"user_input": "a" * 60 + "!"})
+        assert "request" not in kinds(after)  # too slow to tell: no hook runs (fail open)
+        assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=True"}]
+        for n, (text, hook) in enumerate([("aaa", "regex"), ("run Bash", "literal")]):
+            await raw.send(prompt(f"p{n + 2}", text))
+            _, request = await raw.until_request()
+            payload = request["params"]["payload"]
+            assert (payload["subscription_id"], payload["target"]) == (hook, text)
+            await raw.send(answer(request["id"], {"request_id": payload["id"],
+                                                  "action": "block", "reason": "no"}))
+            after = await raw.collect(f"p{n + 2}")
+            assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=False"}]

@@ -19,8 +19,9 @@ the modes it handles). For each request:
 
 A ``pattern`` is the agent's regular expression, and one may backtrack for longer
 than anyone waits (``(a|aa)+$`` against 60 ``a``) while holding the interpreter: the
-checks of a form with patterns run in a worker process, stopped after
-:data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
+values a form's checks match against patterns are matched first in a short-lived
+child Python (only ``re``, none of the program's code: :mod:`wireproto._childcheck`),
+stopped after :data:`PATTERN_TIME` (the request is then refused, or the answer sent as ``cancel``).
 
 ``elicitation/complete`` notifications go to ``on_complete`` when given.
 A ``$/cancel_request`` from the agent cancels the handler (the peer answers
@@ -33,13 +34,13 @@ import logging
 import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
-import anyio
-import anyio.to_process
 import msgspec
 from msgspec import UNSET
 
+from wireproto._childcheck import CHECK_TIME, CheckFailed, search_apart
 from wireproto.adapters.acp import codec as acp_codec
 from wireproto.adapters.acp import schema as s
 from wireproto.errors import RpcError
@@ -51,6 +52,7 @@ __all__ = [
     "ElicitationRequests",
     "FormOrUrl",
     "answer_problem",
+    "bounded_value_problem",
     "schema_problem",
     "value_problem",
 ]
@@ -64,7 +66,7 @@ ElicitationHandler = Callable[[FormOrUrl], Awaitable[s.CreateElicitationResponse
 """Answers one elicitation: ``AcceptElicitationResponse(content=...)``,
 ``DeclineElicitationResponse()`` or ``CancelElicitationResponse()``."""
 
-PATTERN_TIME = 2.0
+PATTERN_TIME = CHECK_TIME
 """Seconds the checks of a form with ``pattern`` fields may take (see the module docstring)."""
 
 _MODE: dict[type, str] = {
@@ -162,7 +164,7 @@ def _string_value_problem(p: s.StringPropertySchema, value: Any) -> str | None:
         return f"shorter than {p.min_length} characters"
     if _set(p.max_length) and len(value) > p.max_length:  # type: ignore[operator]
         return f"longer than {p.max_length} characters"
-    if _set(p.pattern) and re.search(str(p.pattern), value) is None:
+    if _set(p.pattern) and not _matches(str(p.pattern), value):
         return f"does not match {p.pattern!r}"
     return None
 
@@ -174,7 +176,7 @@ def _number_value_problem(
         return "expected a number"
     if isinstance(p, s.IntegerPropertySchema) and not isinstance(value, int):
         return "expected an integer"
-    if not math.isfinite(value):  # JSON has no NaN nor infinity: it would go as null
+    if isinstance(value, float) and not math.isfinite(value):  # (JSON has none: sent as null)
         return "expected a finite number"
     if _set(p.minimum) and value < p.minimum:  # type: ignore[operator]
         return f"less than {p.minimum}"
@@ -228,20 +230,55 @@ def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) 
     return None
 
 
-def _has_pattern(schema: s.ElicitationSchema) -> bool:
-    return any(isinstance(p, s.StringPropertySchema) and _set(p.pattern)
-               for p in schema.properties.values())
+_MATCHED: ContextVar[dict[tuple[str, str], bool] | None] = ContextVar("_MATCHED", default=None)
+"""(pattern, value) -> whether it matches, found apart by :func:`_bounded` for its check."""
+
+def _matches(pattern: str, value: str) -> bool:
+    known = _MATCHED.get()
+    found = None if known is None else known.get((pattern, value))
+    return re.search(pattern, value) is not None if found is None else found
+
+
+def _pattern_pairs(
+    schema: s.ElicitationSchema, content: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The (pattern, value) pairs a check of ``schema`` (and ``content``) may search."""
+    pairs = set()
+    for name, p in schema.properties.items():
+        if isinstance(p, s.StringPropertySchema) and _set(p.pattern):
+            for value in (p.default, (content or {}).get(name)):
+                if isinstance(value, str):
+                    pairs.add((str(p.pattern), value))
+    return sorted(pairs)
 
 
 async def _bounded(check: Callable[..., str | None], schema: s.ElicitationSchema,
                    *args: Any) -> str | None:
-    """``check(schema, *args)``: in a worker process, for at most :data:`PATTERN_TIME`
-    seconds, when the schema has patterns."""
-    if not _has_pattern(schema):
+    """``check(schema, *args)``, its pattern searches done first in a child process
+    stopped after :data:`PATTERN_TIME` seconds."""
+    pairs = _pattern_pairs(schema, *args)
+    if not pairs:
         return check(schema, *args)
-    with anyio.move_on_after(PATTERN_TIME):
-        return await anyio.to_process.run_sync(check, schema, *args, cancellable=True)
+    try:
+        found = await search_apart(pairs, PATTERN_TIME)
+    except CheckFailed as exc:
+        return f"a pattern could not be checked ({exc})"
+    if found is not None:
+        token = _MATCHED.set(found)
+        try:
+            return check(schema, *args)
+        finally:
+            _MATCHED.reset(token)
     return f"a pattern takes longer than {PATTERN_TIME:g} s to check"
+
+
+async def bounded_value_problem(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
+    """:func:`value_problem`, its ``pattern`` searched apart for at most :data:`PATTERN_TIME`
+    seconds (for a value typed by a person: the agent's pattern may backtrack for ever)."""
+    def check(schema: s.ElicitationSchema, content: dict[str, Any]) -> str | None:
+        return value_problem(prop, value)
+
+    return await _bounded(check, s.ElicitationSchema(properties={"v": prop}), {"v": value})
 
 
 # ------------------------------------------------------------------ serving

@@ -40,6 +40,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from wireproto._childcheck import CheckFailed, search_apart
 from wireproto.agent.api import (
     Approval,
     ApprovalRequest,
@@ -352,19 +353,40 @@ class WireChannel:
         entry = await self._ask(request)
         return answers_of(questions, entry.response)
 
-    def _subscriptions(self, event: str, target: str) -> list[HookSubscription]:
-        found = []
+    async def _subscriptions(self, event: str, target: str) -> list[HookSubscription]:
+        """The subscriptions to ``event`` whose matcher finds ``target``.
+
+        A matcher is the client's regular expression: one with special characters is
+        searched in a child Python, stopped after 2 s (it may backtrack for ever,
+        holding every session of this process); past that no hook runs (fail open).
+        """
+        found, apart = [], []
         for sub in self.hooks:
             if sub.event != event:
                 continue
             try:
-                if re.search(sub.matcher, target) is None:
-                    continue
+                re.compile(sub.matcher)
             except re.error:
                 log.warning("%s: hook %s has an invalid matcher %r", self.name, sub.id,
                             sub.matcher)
                 continue
-            found.append(sub)
+            if re.escape(sub.matcher) == sub.matcher:  # a literal: searched here, at once
+                if sub.matcher in target:
+                    found.append(sub)
+            else:
+                apart.append(sub)
+        if apart:
+            try:
+                matched = await search_apart([(sub.matcher, target) for sub in apart])
+            except CheckFailed as exc:
+                log.warning("%s: hook matchers not searched (%s)", self.name, exc)
+                matched = None
+            if matched is None:
+                log.warning("%s: hook matchers take too long on %r: those hooks do not run",
+                            self.name, target)
+            else:
+                found.extend(sub for sub in apart if matched[(sub.matcher, target)])
+                found.sort(key=self.hooks.index)  # (in subscription order)
         return found
 
     async def run_hook(
@@ -377,7 +399,7 @@ class WireChannel:
         subscription (in subscription order) that answers ``block`` decides.
         ``HookTriggered`` / ``HookResolved`` events bracket the batch.
         """
-        subscriptions = self._subscriptions(event, target)
+        subscriptions = await self._subscriptions(event, target)
         if not subscriptions:
             return True, ""
         await self.emit(m.HookTriggered(event=event, target=target,

@@ -1,0 +1,58 @@
+"""Checks run in a child Python: their answer, a time bound, a failure said as one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from wireproto import _childcheck
+from wireproto._childcheck import CheckFailed, check_apart, search_apart
+
+pytestmark = pytest.mark.anyio
+
+READY = "print(flush=True)\n"
+
+
+async def test_the_answer_of_the_child() -> None:
+    code = READY + "sys.stdout.write(sys.stdin.read().upper())\n"
+    assert await check_apart(code, b"given") == b"GIVEN"
+
+
+async def test_a_check_past_its_time_is_none_and_its_child_killed(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+            + READY + "while True: pass\n")  # (the pid written before the time counts)
+    assert await check_apart(code, b"", 0.5) is None
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(pid_file.read_text()), 0)
+
+
+async def test_a_slow_start_is_not_counted() -> None:
+    code = "import time\ntime.sleep(2.5)\n" + READY + "sys.stdout.write('done')\n"
+    assert await check_apart(code, b"") == b"done"  # (2 s to check, once ready)
+
+
+@pytest.mark.parametrize("code", ["raise SystemExit(3)\n", READY + "raise ValueError\n"])
+async def test_a_child_that_fails_is_check_failed(code: str) -> None:
+    with pytest.raises(CheckFailed):
+        await check_apart(code, b"")
+
+
+async def test_the_child_runs_none_of_the_programs_code() -> None:
+    code = READY + "import sys\nprint('__mp_main__' in sys.modules, 'wireproto' in sys.modules)\n"
+    assert (await check_apart(code, b"")) == b"False False\n"
+
+
+async def test_a_pair_searched_once_costs_no_child_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [("Edit|Write", "Write"), ("^Re+ad$", "Bash")]
+    assert await search_apart(pairs) == {pairs[0]: True, pairs[1]: False}
+
+    async def no_child(code: str, given: bytes, seconds: float = 0) -> bytes:
+        raise AssertionError(f"a child was started for {given!r}")
+
+    monkeypatch.setattr(_childcheck, "check_apart", no_child)
+    assert await search_apart(pairs[::-1]) == {pairs[0]: True, pairs[1]: False}
+    with pytest.raises(AssertionError, match="Glob"):  # (a new pair still asks a child)
+        await search_apart([("Edit|Write", "Glob")])
