@@ -281,3 +281,32 @@ async def test_an_error_answer_is_not_a_result_of_another_type() -> None:
             await far.write({"jsonrpc": "2.0", "id": request["id"],
                              "error": {"code": 7, "message": "no", "data": {"x": 1, "y": 2}}})
         assert [(e.code, e.data) for e in failed] == [(7, {"x": 1, "y": 2})]  # type: ignore[attr-defined]
+
+
+async def test_a_second_request_with_on_response_gets_its_raw_result() -> None:
+    """The first request expects a Point; the second (with ``on_response``,
+    which gets the raw result) ends that expectation when it is sent, so its
+    own Point-shaped answer, read first, reaches it raw, never as a Point."""
+    async with framed_peer() as (peer, far):
+        results: dict[str, Any] = {}
+        hooked: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def typed() -> None:
+                results["typed"] = await peer.request("typed", None, result_type=Point)
+
+            async def raw() -> None:
+                results["raw"] = await peer.request(
+                    "raw", None, on_response=lambda r: hooked.append(r.result)
+                )
+
+            tg.start_soon(typed)
+            first = await far.read()
+            tg.start_soon(raw)
+            second = await far.read()
+            await far.write(
+                {"jsonrpc": "2.0", "id": second["id"], "result": {"x": 5, "y": 6}},
+                {"jsonrpc": "2.0", "id": first["id"], "result": {"x": 1, "y": 2}},
+            )
+        assert results == {"typed": Point(1, 2), "raw": {"x": 5, "y": 6}}
+        assert [type(r) for r in hooked] == [msgspec.Raw]
