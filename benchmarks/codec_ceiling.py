@@ -19,10 +19,12 @@ this process, so other load on the machine stretches the times less):
   result field has the message's type (no classification, no dispatch, no
   Python around it);
 * ``expecting`` (calls only; reported apart, not a target): wireproto's
-  read loop step while a response is expected, as during a prompt, whose
-  updates a client reads while ``Peer.request`` waits for the prompt's
-  response (a request whose ``id`` comes before its ``method`` costs a
-  failed decode more there: see ``Decoder.expect``).
+  read loop step while a response is expected: while a request alone in
+  flight, without ``on_response``, waits for its response (the ACP and
+  Wire clients send a prompt with ``on_response``: the updates they read
+  during a prompt take the step with nothing expected). A request whose
+  ``id`` comes before its ``method`` costs a failed decode more there:
+  see ``Decoder.expect``.
 
 The last column is the SDK's time divided by ``msgspec_one_call``'s: the
 highest decode ratio any msgspec-based codec could show for that message.
@@ -76,17 +78,17 @@ def _sdk_loads(line: bytes) -> Any:
 def _expecting(line: bytes) -> Callable[[bytes, int], object]:
     """``codec_wireproto.read`` with a decoder of its own, expecting a prompt's response.
 
-    Left as ``Peer.request`` leaves it while the prompt is in flight (its
+    Left as ``Peer.request`` leaves it while such a request is in flight (its
     plan built by an earlier message, as a client's is by then); the calls
     read do not end the expectation.
     """
     decoder = Decoder(ACP_DIALECT, ours.ROUTER)
     ours.read(line, 1, decoder)  # (the plan is built at the first message)
-    decoder._fast[0] = expectation(decoder, schema.PromptResponse, dec_hook)[2]
+    expected = decoder._fast[0] = expectation(decoder, schema.PromptResponse, dec_hook)[2]
 
     def loop(data: bytes, number: int) -> object:
         msg = ours.read(data, number, decoder)
-        assert decoder._fast[0] is not decoder._paths.fast, "no longer expecting"
+        assert decoder._fast[0] is expected, "no longer expecting"  # (once per `number`)
         return msg
 
     return loop

@@ -205,3 +205,52 @@ async def test_a_producer_records_what_send_queued_before_the_writer_writes_it(s
         writer.close()
         await writer.wait_done()
     assert bytes(pipe.data) == b"".join(recorded)
+
+
+class _GatedPipe(anyio.abc.ObjectSendStream[bytes]):
+    """Writes wait for ``gate``: what is queued meanwhile stays counted."""
+
+    def __init__(self) -> None:
+        self.gate = anyio.Event()
+        self.writes: list[list[bytes]] = []
+
+    async def send(self, item: bytes) -> None:
+        await self.send_many([item])
+
+    async def send_many(self, items: Sequence[bytes]) -> None:
+        await self.gate.wait()
+        self.writes.append(list(items))
+
+    async def send_eof(self) -> None:
+        pass
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_peak_bytes_is_the_most_ever_held_at_once() -> None:
+    """Kept per batch, not per message: still the true maximum, and kept after a drain."""
+    pipe = _GatedPipe()
+    writer = Writer(pipe, 64, lambda exc: None, "t")
+    async with anyio.create_task_group() as tg:
+        writer.start(tg, waiter_factory())
+        assert writer.put(b"a" * 10)
+        await wait_all_tasks_blocked()  # the task writes it: waits at the gate
+        for n in (20, 30):
+            assert writer.put(b"b" * n)
+        assert writer.put_burst(b"c" * 5)
+        assert (writer.queued_bytes, writer.peak_bytes) == (65, 65)
+        pipe.gate.set()
+        await wait_all_tasks_blocked()
+        assert (writer.queued_bytes, writer.peak_bytes) == (0, 65)
+        assert pipe.writes == [[b"a" * 10], [b"b" * 20, b"b" * 30, b"c" * 5]]
+        assert writer.put(b"d" * 7)  # (less than the peak: the peak stays)
+        await wait_all_tasks_blocked()
+        assert (writer.queued_bytes, writer.peak_bytes) == (0, 65)
+        pipe.gate = anyio.Event()
+        for _ in range(10):
+            assert writer.put(b"e" * 10)
+        assert writer.peak_bytes == 100  # (while the first of them is being written)
+        writer.discard()  # dropped: the peak is kept
+        assert (writer.queued_bytes, writer.peak_bytes) == (0, 100)
+        pipe.gate.set()
