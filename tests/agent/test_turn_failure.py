@@ -26,7 +26,7 @@ from wireproto.agent.events import (
 from wireproto.agent.runtime import Runtime
 from wireproto.agent.store import JsonlStore
 from wireproto.agent.turn import Turn
-from wireproto.errors import AgentFailed, NotFound, RpcError
+from wireproto.errors import AgentFailed, NotFound, RequestCancelled, RpcError
 from wireproto.testing import RecordingChannel
 
 pytestmark = pytest.mark.anyio
@@ -248,3 +248,20 @@ async def test_a_file_read_fails_as_an_os_error_either_way(
         assert isinstance(outside, ClientFileError) and not isinstance(outside, ClientFileNotFound)
         assert (outside.code, outside.errno) == (-32602, errno.EACCES)
         assert str(outside) == "Path is outside the session's roots: /outside/x (-32602)"
+
+
+async def test_a_file_read_the_client_cancelled_is_no_os_error(
+    store: JsonlStore, workdir: Path
+) -> None:
+    class Cancelling(RecordingChannel):
+        async def read_text_file(self, session: Any, path: str) -> str:
+            raise RequestCancelled()  # (the client's -32800: its user stopped the turn)
+
+    agent = Reads()
+    runtime = Runtime(agent, store)
+    session = await runtime.new_session(
+        Cancelling(ClientCapabilities(read_text_file=True)), str(workdir)
+    )
+    with pytest.raises(AgentFailed) as failed:  # not caught by the agent's `except OSError`
+        await runtime.prompt(session, [Text("go")])
+    assert agent.caught == [] and type(failed.value.__cause__) is RequestCancelled

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Awaitable, Iterable
 from typing import TypeVar
 
-from wireproto.errors import RpcError
+from wireproto.errors import RequestCancelled, RpcError
 
 __all__ = [
     "ClientFileError",
@@ -70,10 +70,15 @@ class ClientFileNotFound(ClientFileError, FileNotFoundError):
 
 
 async def through_client(operation: Awaitable[T]) -> T:
-    """Await a file operation of the client; its refusal raised as a :class:`ClientFileError`."""
+    """Await a file operation of the client; its refusal raised as a :class:`ClientFileError`.
+
+    A request the client cancelled (``-32800``, e.g. its user stopped the turn)
+    stays a :class:`~wireproto.errors.RequestCancelled`: no ``except OSError``
+    of the agent takes it for a file it may go on without.
+    """
     try:
         return await operation
-    except ClientFileError:
+    except (ClientFileError, RequestCancelled):
         raise
     except RpcError as exc:
         kind = ClientFileNotFound if exc.code == RESOURCE_NOT_FOUND else ClientFileError
