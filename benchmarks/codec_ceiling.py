@@ -19,12 +19,14 @@ this process, so other load on the machine stretches the times less):
   result field has the message's type (no classification, no dispatch, no
   Python around it);
 * ``expecting`` (calls only; reported apart, not a target): wireproto's
-  read loop step while a response is expected: while a request alone in
-  flight, without ``on_response``, waits for its response (the ACP and
-  Wire clients send a prompt with ``on_response``: the updates they read
-  during a prompt take the step with nothing expected). A request whose
-  ``id`` comes before its ``method`` costs a failed decode more there:
-  see ``Decoder.expect``.
+  read loop step for a call that comes while a response is expected (a
+  request alone in flight, without ``on_response``, waits for it): the
+  expected decode refuses the call, the expectation ends and the call is
+  decoded as when nothing is expected. Only the first call does that: the
+  calls after it find nothing expected (and the response then comes with
+  its result raw). The ACP and Wire clients send a prompt with
+  ``on_response``: the updates they read during a prompt take the step
+  with nothing expected.
 
 The last column is the SDK's time divided by ``msgspec_one_call``'s: the
 highest decode ratio any msgspec-based codec could show for that message.
@@ -53,6 +55,7 @@ from msgspec import UNSET, UnsetType
 
 from wireproto.adapters.acp import schema
 from wireproto.adapters.acp.codec import dec_hook
+from wireproto.errors import InvalidMessage
 from wireproto.jsonrpc.codec import ACP_DIALECT, Decoder
 from wireproto.rpc._pending import expectation
 
@@ -76,19 +79,28 @@ def _sdk_loads(line: bytes) -> Any:
 
 
 def _expecting(line: bytes) -> Callable[[bytes, int], object]:
-    """``codec_wireproto.read`` with a decoder of its own, expecting a prompt's response.
+    """The read loop's step for a call read while a prompt's response is expected.
 
-    Left as ``Peer.request`` leaves it while such a request is in flight (its
-    plan built by an earlier message, as a client's is by then); the calls
-    read do not end the expectation.
+    A decoder of its own (its plan built by an earlier message, as a
+    client's is by then), the expectation set before each call as
+    ``Peer.request`` sets it.
     """
     decoder = Decoder(ACP_DIALECT, ours.ROUTER)
     ours.read(line, 1, decoder)  # (the plan is built at the first message)
-    expected = decoder._fast[0] = expectation(decoder, schema.PromptResponse, dec_hook)[2]
+    expected = expectation(decoder, schema.PromptResponse, dec_hook)[2]
+    fast, refused = decoder._fast, decoder._decode_refused
 
     def loop(data: bytes, number: int) -> object:
-        msg = ours.read(data, number, decoder)
-        assert decoder._fast[0] is expected, "no longer expecting"  # (once per `number`)
+        msg: object = None
+        for _ in range(number):
+            fast[0] = expected  # type: ignore[assignment]
+            try:
+                msg = fast[0](data)
+            except InvalidMessage:
+                raise
+            except Exception:
+                msg = refused(data)
+        assert fast[0] is not expected, "still expecting"  # (once per `number`)
         return msg
 
     return loop
@@ -170,7 +182,7 @@ def main() -> int:
         print(f"\ndecode, input = {variant.replace('_', ' ')}")
         print(table(["message", *names, "sdk/wireproto", "sdk/one_call", "wireproto/one_call"],
                     rows))
-        print("while a response is expected (not a target): " + ", ".join(
+        print("a call while a response is expected (not a target): " + ", ".join(
             f"{case} {r['median_s']['expecting'] * 1e6:.2f} us, "
             f"{r['expecting_over_one_call']:.2f}x one_call"
             for case, r in per_case.items() if "expecting" in r["median_s"]))

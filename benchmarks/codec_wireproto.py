@@ -21,11 +21,13 @@
   keeps that look-up while consecutive requests expect the same type, as a
   client's prompts do: a request expecting another type costs one dict
   look-up more, ~0.1 us), then the same read loop step, where ``fast[0]``
-  is now the function that tells the expected response from a call and
-  decodes it, envelope and result Struct, in one msgspec call (decoding it
-  ends the expectation; ``Peer.request``'s ``finally`` then tests that it
-  ended, as it did before: not timed, as the rest of the request); the
-  adapter's leniency only if that strict decode fails, as
+  is now msgspec's own decode of the expected response, envelope and
+  result Struct in one call (no Python frame around it: a call refused by
+  it goes to ``Decoder._decode_refused``, which ends the expectation), and
+  the store by which the read loop's branch for a response ends the
+  expectation (``fast[0] = idle[0]``; ``Peer.request``'s ``finally`` then
+  tests that it ended, as it did before: not timed, as the rest of the
+  request); the adapter's leniency only if that strict decode fails, as
   ``Peer.request(lenient=...)``: it never does here;
 * encode: the Struct inside a ``Request`` / ``Notification`` / ``Response``
   Struct, written by ``wireproto.jsonrpc.codec.Encoder`` into its reused
@@ -131,9 +133,11 @@ def read_result(
     does, inline as ``Peer.request`` does it before sending the request (its
     lines, as they are there: the ``Decoder._expecting`` look-up is kept
     while the result type repeats, as here), then the read loop's step,
-    which ends the expectation as it decodes that response.
+    then, as the loop's branch for a response does first, the store that
+    ends the expectation.
     """
     fast = self._decoder._fast
+    idle = self._decoder._paths.idle
     refused = self._decoder._decode_refused
     msg: Any = None
     for _ in range(number):
@@ -143,12 +147,13 @@ def read_result(
                 self._decoder, RESULT, hook
             )
         self._decoder._fast[0] = decode  # type: ignore[assignment]
-        try:
+        try:  # (the read loop from here)
             msg = fast[0](data)
         except InvalidMessage:
             raise
         except Exception:
             msg = refused(data)
+        fast[0] = idle[0]  # (its response branch: the expectation ends)
     return msg
 
 

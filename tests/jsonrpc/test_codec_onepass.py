@@ -508,6 +508,9 @@ def test_the_expected_response_has_its_result_decoded_with_the_envelope() -> Non
     decoder.expect(1, Point)
     note = decoder.decode(_call("note", {"x": 2}))  # a notification while expecting
     assert isinstance(note, Call) and note.params == Point(x=2)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')  # it ended it: raw
+    assert isinstance(msg, IncomingResponse) and type(msg.result) is msgspec.Raw
+    decoder.expect(1, Point)
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')
     assert isinstance(msg, IncomingResponse) and (msg.id, msg.result) == (1, Point(x=1))
     again = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}')  # expected once
@@ -525,6 +528,7 @@ def test_the_expected_response_has_its_result_decoded_with_the_envelope() -> Non
     decoder.expect(1, Point)
     call = decoder.decode(_call("a", {"x": 1}, 3))  # a call while expecting: unchanged
     assert isinstance(call, Call) and call.params == Point(x=1)
+    assert decoder._fast[0] is decoder._paths.idle[0]  # (and the expectation ended)
     decoder.expect(1, Paint, color_hook)  # with the route-style dec_hook
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":1,"result":{"color":"red"}}')
     assert isinstance(msg, IncomingResponse) and msg.result == Paint(color=Color("red"))

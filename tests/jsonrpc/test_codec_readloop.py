@@ -38,11 +38,14 @@ class ReadLoop(Decoder):
 
     def decode(self, data: Any) -> Any:
         try:
-            return self._fast[0](data)
+            msg = self._fast[0](data)
         except InvalidMessage:
             raise
         except Exception:  # what the peer's read loop does with it
-            return self._decode_refused(data)
+            msg = self._decode_refused(data)
+        if isinstance(msg, IncomingResponse):  # (the loop's branch for a response)
+            self._fast[0] = self._paths.idle[0]
+        return msg
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -78,12 +81,17 @@ def test_an_expectation_ends_at_the_first_response_and_fast_returns_to_the_union
     decoder = ReadLoop(ACP_DIALECT, make_router())
     decoder.decode(_call("a", {"x": 1}, 1))
     union = decoder._fast[0]
+    expected = decoder._expecting[Point, None]
+    assert type(expected).__name__ == "builtin_function_or_method"  # msgspec's own decode
+    for call in (b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}',  # (id first)
+                 _call("note", {"x": 2})):
+        decoder.expect(7, Point)
+        assert decoder._fast[0] is expected
+        assert isinstance(decoder.decode(call), Call)
+        assert decoder._fast[0] is union  # a call ends it (the response will come raw)
+    msg = decoder.decode(b'{"jsonrpc":"2.0","id":7,"result":{"x":1}}')
+    assert type(msg.result) is msgspec.Raw
     decoder.expect(7, Point)
-    assert decoder._fast[0] is decoder._expecting[Point, None]
-    request = b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'  # (id first)
-    assert isinstance(decoder.decode(request), Call)
-    assert isinstance(decoder.decode(_call("note", {"x": 2})), Call)
-    assert decoder._fast[0] is not union  # calls leave it expected
     msg = decoder.decode(b'{"jsonrpc":"2.0","id":8,"result":{"y":1}}')  # a result Point refuses
     assert type(msg.result) is msgspec.Raw and decoder._fast[0] is union  # ended
     decoder.expect(7, Point)
@@ -106,7 +114,8 @@ def test_any_input_type_ends_the_expectation_at_a_response() -> None:
         decoder.expect(7, Point)
         call = decoder.decode(kind(b'{"jsonrpc":"2.0","id":3,"method":"a","params":{"x":1}}'))
         assert isinstance(call, Call) and call.params == Point(x=1)
-        assert decoder._fast[0] is not union
+        assert decoder._fast[0] is union  # (a call ends it)
+        decoder.expect(7, Point)
         error = kind(b'{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"m"}}')
         msg = decoder.decode(error)
         assert msg.error is not None and decoder._fast[0] is union

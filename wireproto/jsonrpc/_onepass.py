@@ -348,85 +348,81 @@ class Paths:
 
     The hot ones are closures over that state (no attribute is looked up per
     message). ``fast[0]`` is what a read loop calls first for each message:
-    while nothing is expected, the union's own msgspec decode (a call comes
-    out of it as a :class:`Call`, and no Python runs around that call); while
-    a response is expected (:meth:`expecting`), a function that tells it from
-    a call. Whatever ``fast[0]`` raises but :class:`InvalidMessage` goes to
-    :attr:`refused`: a success response with its result raw, or two passes.
+    while nothing is expected (``fast[0] is idle[0]``), the union's own msgspec
+    decode (a call comes out of it as a :class:`Call`, and no Python runs
+    around that call); while a response is expected (:meth:`expecting`), the
+    answer decoder of that response, as msgspec's own decode too. Whatever
+    ``fast[0]`` raises but :class:`InvalidMessage` goes to :attr:`refused`: a
+    call, a success response with its result raw, or two passes. A response
+    ends the expectation: the read loop that takes one stores ``idle[0]`` in
+    ``fast[0]`` (:attr:`decode` does so), and :attr:`refused` ends it for
+    whatever the expected decode refused (a call too: the response then comes
+    with its result raw, decoded by its requester).
 
     Args:
         two_pass: the decoder's two-pass decode (answers everything).
 
     Attributes:
         fast: a one-element list: the decode function to call first.
+        idle: a one-element list: what ``fast[0]`` holds while nothing is expected.
         decode: the whole decode (``fast[0]``, then :attr:`refused`).
         refused: decodes what ``fast[0]`` raised for.
         expecting: ``expecting(decode)`` -> what ``fast[0]`` holds while a
             success response that ``decode`` (an answer decoder, see
-            :func:`answer_decoder`) decodes is expected; the next response
-            decoded ends it. Its id is not matched: the expectation is that
-            of a request alone in flight, so any other response (a late one,
-            to a request given up) answers none, and whoever reads it drops
-            it, typed or not.
+            :func:`answer_decoder`) decodes is expected: ``decode`` itself.
+            Its id is not matched: the expectation is that of a request alone
+            in flight, so any other response (a late one, to a request given
+            up) answers none, and whoever reads it drops it, typed or not.
         use: ``use(union, responses)``: the decoders of the table as it is now.
         end: ends the expectation (``fast[0]`` is the union again).
     """
 
     def __init__(self, two_pass: Decode) -> None:
         fast: list[Decode] = [no_plan]
-        typed: Decode = no_plan  # the union (a Call, or it raises)
+        idle: list[Decode] = [no_plan]  # fast[0] while nothing is expected
         answer: Decode = no_plan  # success responses, result raw
-        idle: Decode = no_plan  # fast[0] while nothing is expected
 
         def decode(data: Data) -> Any:
+            first = fast[0]
             try:
-                return fast[0](data)
+                msg = first(data)
             except InvalidMessage:
                 raise
             except Exception:  # most likely a response
                 return refused(data)
+            if first is not idle[0]:  # the response expected (expected once)
+                fast[0] = idle[0]
+            return msg
 
         def refused(data: Data) -> Any:
+            if fast[0] is not idle[0]:  # not the response expected: the expectation ends
+                fast[0] = now = idle[0]
+                try:
+                    return now(data)  # a call, most likely
+                except InvalidMessage:
+                    raise
+                except Exception:
+                    pass
             try:
                 return answer(data)
             except Exception:  # anything: the two-pass path answers it
                 return two_pass(data)
 
         def expecting(expected: Decode) -> Decode:
-            def decode_expected(data: Data) -> Any:
-                try:
-                    if data[18] == 109:  # (109 is "m": a notification, most likely)
-                        return typed(data)
-                except Exception:
-                    return refused(data)
-                try:  # the response expected, most likely
-                    msg = expected(data)
-                except Exception:  # a request, an error, a result that needs leniency
-                    pass
-                else:
-                    fast[0] = idle  # (expected once)
-                    return msg
-                if b'"method"' in bytes(data[:HEAD]):  # a call: the response is still expected
-                    try:
-                        return typed(data)
-                    except Exception:
-                        return two_pass(data)
-                fast[0] = idle  # any other response ends the expectation
-                return refused(data)
-
-            return decode_expected
+            return expected
 
         def use(union: Decode, responses: Decode) -> None:
-            nonlocal typed, answer, idle
+            nonlocal answer
             now = two_pass if union is no_plan else union
-            if fast[0] is idle:  # (else a response is expected: it stays so)
+            if fast[0] is idle[0]:  # (else a response is expected: it stays so)
                 fast[0] = now
-            typed, answer, idle = union, responses, now
+            idle[0], answer = now, responses
 
         def end() -> None:
-            fast[0] = idle
+            fast[0] = idle[0]
 
         self.fast = fast
+        self.idle = idle
         self.decode = decode
         self.refused = refused
         self.expecting = expecting

@@ -341,8 +341,9 @@ class Decoder:
         # _fast[0](data) returns what decode returns or raises InvalidMessage as
         # it does, or raises anything else for a message it leaves to
         # _decode_refused; while nothing is expected it is msgspec's own decode
-        # of the table's union. expect() is `_fast[0] = _expecting[type, hook]`,
-        # which the peer does inline.
+        # of the table's union, while a response is, that of its answer decoder.
+        # expect() is `_fast[0] = _expecting[type, hook]`, which the peer does
+        # inline; a read loop that takes a response stores _paths.idle[0] there.
         paths = self._paths = Paths(self._two_pass)
         self._fast: list[Callable[[Data], Incoming]] = paths.fast
         self._expecting: _Kept[Callable[[Data], Any]] = _Kept(self._expected)
@@ -419,21 +420,18 @@ class Decoder:
     ) -> None:
         """Decode the response to request ``id`` with its result, in one msgspec call.
 
-        For a request alone in flight: the next success response that
-        :meth:`decode` returns then holds its result already decoded into
-        ``result_type`` (with ``dec_hook``), if that strict decode
-        succeeds; the responses after it, and this one when the decode
-        fails, keep their result raw. The id is not matched (that would
-        cost every expected response): a response to another id (e.g. a
-        late answer to a request given up) is decoded the same way, and
-        answers no request. A later call replaces the expectation, ``id``
-        ``None`` ends it; decoding the next response usually ends it too
-        (not one that looks like a call, e.g. an error whose ``data`` has a
-        ``method`` key), so end it when the request ends, and as soon as
-        another request is sent. While a response is expected, a call whose
-        member after ``jsonrpc`` is not ``method`` (a request) costs a
-        failed decode more. (Only with the fast paths on, for a decoder
-        with a table, and for a type msgspec can decode.)
+        For a request alone in flight: if the next message :meth:`decode`
+        returns is a success response whose result the strict decode into
+        ``result_type`` (with ``dec_hook``) accepts, it holds that result
+        already decoded. Whatever comes first ends the expectation: any
+        other response, a call (its response then keeps its result raw), or
+        a result the strict decode refuses. The id is not matched (that would
+        cost every expected response): a response to another id (e.g. a late
+        answer to a request given up) is decoded the same way, and answers
+        no request. A later call replaces the expectation, ``id`` ``None``
+        ends it; end it when the request ends, and as soon as another
+        request is sent. (Only with the fast paths on, for a decoder with a
+        table, and for a type msgspec can decode.)
         """
         if id is not None:
             try:

@@ -561,6 +561,7 @@ class Peer:
             else None
         )
         fast = self._decoder._fast  # (fast[0] read per message: see Decoder._fast)
+        idle = self._decoder._paths.idle  # (fast[0] again once a response came)
         refused = self._decoder._decode_refused
         handlers = self._handlers
         cause: BaseException
@@ -585,7 +586,7 @@ class Peer:
                 batch += receive_buffered()
             for data in batch:
                 try:
-                    try:  # (for a call, msgspec's own decode: no Python frame around it)
+                    try:  # (msgspec's own decode of a call, or of the response expected)
                         msg = fast[0](data)
                     except InvalidMessage:
                         raise
@@ -599,6 +600,7 @@ class Peer:
                     if not handlers.try_admit(msg, route):
                         await handlers.admit(msg, route)
                 elif isinstance(msg, IncomingResponse):  # (or a subclass: see the codec)
+                    fast[0] = idle[0]  # (a response was expected once, if one was)
                     pending = self._pending.get((type(msg.id), msg.id))
                     inbox = self._inbox
                     if pending is None:
