@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 
 from wireproto import _childcheck
@@ -56,3 +57,27 @@ async def test_a_pair_searched_once_costs_no_child_again(monkeypatch: pytest.Mon
     assert await search_apart(pairs[::-1]) == {pairs[0]: True, pairs[1]: False}
     with pytest.raises(AssertionError, match="Glob"):  # (a new pair still asks a child)
         await search_apart([("Edit|Write", "Glob")])
+
+
+@pytest.mark.parametrize("executable", ["", None, "/nonexistent/python3"])
+async def test_no_python_to_start_is_check_failed(
+    executable: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.executable", executable)  # (None or "": its path unknown)
+    with pytest.raises(CheckFailed, match="cannot start"):
+        await check_apart(READY, b"")
+
+
+async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+            + READY + "while True: pass\n")
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(check_apart, code, b"", 60)
+        for _ in range(1200):  # (its start may take a while on a loaded machine)
+            if pid_file.exists() and pid_file.read_text():
+                break
+            await anyio.sleep(0.05)
+        tg.cancel_scope.cancel()  # (while the child runs)
+    with pytest.raises(ProcessLookupError):  # killed and reaped
+        os.kill(int(pid_file.read_text()), 0)

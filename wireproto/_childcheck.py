@@ -44,6 +44,8 @@ async def check_apart(code: str, given: bytes, seconds: float = CHECK_TIME) -> b
     Raises:
         CheckFailed: the child could not be started, or ended without an answer.
     """
+    if not sys.executable:  # (None or "" where Python cannot tell its own path)
+        raise CheckFailed("cannot start a child Python: sys.executable is not known")
     try:
         child = await anyio.open_process(
             [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(sys.path)],

@@ -155,3 +155,11 @@ def test_open_private_tightens_an_existing_file(tmp_path: Path, open_umask: None
     with logs.open_private(fresh, encoding="utf-8") as f:
         f.write("a")
     assert _mode(fresh) == 0o600
+
+
+def test_a_secret_holding_another_is_masked_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logs, "_secrets", set())
+    long = "0123456789abcdef" + "-the-rest-of-a-longer-secret-" * 2
+    for end in range(logs.WHOLE_BELOW, len(long) + 1):  # (every one a prefix of the next)
+        logs.redact(long[:end])
+    assert logs.scrub(f"key {long} end") == "key *** end"  # none of it left

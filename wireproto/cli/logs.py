@@ -90,7 +90,7 @@ def redact(secret: str) -> None:
 
 def scrub(text: str) -> str:
     """``text`` with registered secrets and credential-looking values replaced by ``***``."""
-    for secret in _secrets:
+    for secret in sorted(_secrets, key=len, reverse=True):  # (one holding another: whole)
         if secret in text:
             text = text.replace(secret, "***")
     for pattern in _whole:
