@@ -484,6 +484,18 @@ async def test_delete_session_is_idempotent(
         await runtime.open_session(RecordingChannel(), session.id)
 
 
+@pytest.mark.parametrize("pattern", ["(", 123])
+async def test_a_tool_schema_with_an_unusable_pattern_is_a_problem_of_the_call(
+    pattern: object,
+) -> None:
+    tool = ExternalTool("t", "d", {"type": "object", "properties": {
+        "a": {"type": "string", "pattern": pattern}}})
+    problem = "Invalid arguments: the tool's parameters schema cannot be applied: "
+    assert (tool.arguments_problem({"a": "x"}) or "").startswith(problem)
+    assert (await tool.check_arguments({"a": "x"}) or "").startswith(problem)  # (in a child)
+
+
+
 GREP = ExternalTool("grep", "Search", {"type": "object", "properties": {
     "pattern": {"type": "string"},  # (a property named so: no regular expression)
     "path": {"type": "string", "pattern": "^(a|aa)+$"},  # backtracks ~1.6**n steps

@@ -12,6 +12,7 @@ program's own code), stopped after 2 seconds of checking
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -28,10 +29,15 @@ def arguments_problem(parameters: dict[str, Any], arguments: Any) -> str | None:
     validator = jsonschema.Draft202012Validator(parameters)
     try:
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
-    except (referencing.exceptions.Unresolvable, RecursionError) as exc:
-        reason = "a reference cycle" if isinstance(exc, RecursionError) else str(exc)
-        return f"Invalid arguments: the tool's parameters schema cannot be applied: {reason}"
-    return None if error is None else f"Invalid arguments: {error.message}"
+    except RecursionError:
+        reason = "a reference cycle"
+    except re.error as exc:
+        reason = f"the regular expression {exc.pattern!r} is invalid ({exc})"
+    except (referencing.exceptions.Unresolvable, TypeError) as exc:  # (a pattern not a string)
+        reason = str(exc)
+    else:
+        return None if error is None else f"Invalid arguments: {error.message}"
+    return f"Invalid arguments: the tool's parameters schema cannot be applied: {reason}"
 
 
 def has_patterns(schema: Any) -> bool:
