@@ -149,3 +149,36 @@ async def test_a_late_response_to_a_request_given_up_leaves_the_next_one_its_own
 
 async def _note(params: Any) -> None:
     pass
+
+
+@pytest.mark.parametrize("before", [
+    {"jsonrpc": "2.0", "method": "note", "params": {}},
+    {"jsonrpc": "2.0", "id": "c1", "method": "ask", "params": {}},  # (a call to us)
+    {"jsonrpc": "2.0", "id": 999, "result": {"x": 9, "y": 9}},  # (a Point, answering none)
+    {"jsonrpc": "2.0", "id": 999, "error": {"code": 1, "message": "m"}},
+    {"jsonrpc": "2.0", "id": 999, "result": {"x": 9, "y": 9}, "method": "note"},
+    "{not json",
+])
+async def test_whatever_comes_before_the_expected_response_it_is_typed_and_ends_it(
+    before: Any,
+) -> None:
+    router = Router()
+    router.add("note", _note, notification=True)
+    router.add("ask", _note)
+    async with probe_peer(router) as (a, probe):
+        await probe.write_json({"jsonrpc": "2.0", "method": "note", "params": {}})
+        got: list[Point] = []
+        async with anyio.create_task_group() as tg:
+
+            async def request() -> None:
+                got.append(await a.request("p", None, result_type=Point))
+
+            tg.start_soon(request)
+            sent = await probe.read_json()
+            if isinstance(before, str):
+                await probe.write(before.encode() + b"\n")
+            else:
+                await probe.write_json(before)
+            await probe.write_json({"jsonrpc": "2.0", "id": sent["id"], "result": {"x": 1, "y": 2}})
+        assert got == [Point(1, 2)]
+        assert a._decoder._fast[0] is a._decoder._paths.idle[0]  # (nothing expected)
