@@ -81,3 +81,13 @@ async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
         tg.cancel_scope.cancel()  # (while the child runs)
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(int(pid_file.read_text()), 0)
+
+
+
+async def test_a_path_entry_that_is_not_a_string_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "path", [*sys.path, tmp_path])  # (a Path: imports ignore it)
+    assert await check_apart(READY + "print(sys.path[-1])\n", b"") == f"{sys.path[-2]}\n".encode()

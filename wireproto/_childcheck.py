@@ -46,9 +46,10 @@ async def check_apart(code: str, given: bytes, seconds: float = CHECK_TIME) -> b
     """
     if not sys.executable:  # (None or "" where Python cannot tell its own path)
         raise CheckFailed("cannot start a child Python: sys.executable is not known")
+    path = [entry for entry in sys.path if isinstance(entry, str)]  # (imports skip the rest)
     try:
         child = await anyio.open_process(
-            [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(sys.path)],
+            [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(path)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
     except OSError as exc:
