@@ -23,7 +23,7 @@ from msgspec import UNSET
 
 from wireproto._switches import FAST_PATHS
 from wireproto.errors import InvalidMessage
-from wireproto.jsonrpc._onepass import HEAD, Plan
+from wireproto.jsonrpc._onepass import Plan
 from wireproto.jsonrpc.codec import (
     ACP_DIALECT,
     MCP_DIALECT,
@@ -211,7 +211,7 @@ INVALID: list[bytes] = [
     b'{"jsonrpc":"2.0","id":24,"error":{"code":1,"message":"method"}}',
 ]
 
-_LONG = "x" * HEAD
+_LONG = "x" * 256  # (a result long enough to push a later "method" key far out)
 RESPONSES: list[bytes] = [
     b'{"jsonrpc":"2.0","id":1,"result":{"x":1}}',
     b'{"jsonrpc":"2.0","id":"a","result":null}',

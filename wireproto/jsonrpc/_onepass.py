@@ -34,7 +34,6 @@ from msgspec import inspect as mi
 from wireproto.errors import InvalidMessage
 
 __all__ = [
-    "HEAD",
     "Call",
     "DecHook",
     "ParamsSpec",
@@ -48,8 +47,6 @@ __all__ = [
 DecHook = Callable[[type, Any], Any]
 """A msgspec ``dec_hook``: (type, builtin JSON value) -> value of that type."""
 
-HEAD = 256
-"""A call's ``"method"`` key is looked for in this many leading bytes."""
 _NULL = msgspec.Raw(b"null")
 Data = bytes | bytearray | memoryview
 Decode = Callable[[Data], Any]
