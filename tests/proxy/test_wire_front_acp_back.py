@@ -33,6 +33,13 @@ WIREPROTO = [sys.executable, "-m", "wireproto"]
 HELPERS = Path(__file__).resolve().parent.parent / "helpers"
 
 
+def _proxy_in_front_of_the_mcp_agent(workdir: Path) -> list[str]:
+    """``proxy --wire`` serving Wire in front of the helpers' ACP agent that lists its MCP tools."""
+    return [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(workdir),
+            "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
+            "--allow-client-stdio-mcp"]
+
+
 @asynccontextmanager
 async def proxied(tmp_path: Path, *extra: str, on_approval: Any = None
                   ) -> AsyncIterator[WireClient]:
@@ -127,9 +134,7 @@ async def test_external_tools_reach_the_acp_backend_as_an_mcp_server(tmp_path: P
     tool = ExternalTool(name="lookup", description="Look a key up",
                         parameters={"type": "object", "properties": {"key": {"type": "string"}},
                                     "required": ["key"]})
-    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
-           "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
-           "--allow-client-stdio-mcp"]
+    cmd = _proxy_in_front_of_the_mcp_agent(tmp_path)
     async with open_subprocess(cmd, env=env, stderr="log") as child, \
             WireClient(child, external_tools={"lookup": (tool, lookup)}) as wire:
         await wire.initialize()
@@ -155,9 +160,7 @@ async def test_tools_are_still_offered_after_a_first_prompt_cancelled_while_offe
 
     tool = ExternalTool(name="lookup", description="Look a key up",
                         parameters={"type": "object", "properties": {"key": {"type": "string"}}})
-    cmd = [*WIREPROTO, "proxy", "--agent-protocol", "acp", "--work-dir", str(tmp_path),
-           "--wire", "--", *WIREPROTO, "acp", "--agent", "proxy_mcp_agent:agent",
-           "--allow-client-stdio-mcp"]
+    cmd = _proxy_in_front_of_the_mcp_agent(tmp_path)
     async with open_subprocess(cmd, env=env, stderr="log") as child, \
             WireClient(child, external_tools={"lookup": (tool, lookup)}) as wire:
         await wire.initialize()
