@@ -46,6 +46,11 @@ async def test_the_child_runs_none_of_the_programs_code() -> None:
     assert (await check_apart(code, b"")) == b"False False\n"
 
 
+async def test_a_child_that_ends_without_reading_its_input_still_answers() -> None:
+    # (more than a pipe holds: the parent's write fails once the child is gone)
+    assert await check_apart(READY + "print('ok')\n", b"x" * 1_000_000) == b"ok\n"
+
+
 async def test_a_pair_searched_once_costs_no_child_again(monkeypatch: pytest.MonkeyPatch) -> None:
     pairs = [("Edit|Write", "Write"), ("^Re+ad$", "Bash")]
     assert await search_apart(pairs) == {pairs[0]: True, pairs[1]: False}
