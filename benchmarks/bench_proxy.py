@@ -74,6 +74,10 @@ taken on the median transit (the round trips' difference is printed too).
 
 Nothing here is asserted; numbers from a shared machine are indicative only.
 Usage: ``python benchmarks/bench_proxy.py [--quick] [--json] [--only demo|kimi]``.
+``--quick`` (tiny counts, what the smoke test runs) makes 5 calibration calls instead
+of 50 and starts two Kimi processes per protocol, ``direct`` and ``relay+trace``:
+each costs about 2 s of CPU to start, and the control and the floor in front of Kimi
+run the code of the other contenders again (they are listed as skipped, said why).
 """
 
 from __future__ import annotations
@@ -126,6 +130,8 @@ BASELINE = {"ws relay+trace": "ws direct",  # (the rest: "direct")
             **{name: names[0] for names in KIMI_SETS for name in names[1:]}}
 TRACED = ("relay+trace", "kimi wire relay+trace", "kimi acp relay+trace")  # the target's
 WORKLOADS = {"demo": ("request", "prompt"), "kimi": ("prompt", "tool")}
+# (--quick: Kimi's control and floor, each one more Kimi process to start)
+KIMI_LIGHTER = tuple(n for names in KIMI_SETS for n in (names[1], names[3]))
 KIMI_TEXT = "text: Hello from scripted kimi"
 KIMI_TOOL = ("tool_call: " + json.dumps({"id": "read", "name": "ReadFile",
                                          "arguments": json.dumps({"path": "hello.py"})}),
@@ -363,7 +369,7 @@ def _stamps(log: bytes) -> tuple[dict[str, list[float]], bool]:
     return stamps, True
 
 
-async def calibrate(client: Client, count: int = 50) -> None:
+async def calibrate(client: Client, count: int) -> None:
     """Calls in quick succession, each a method no agent has (answered with an error):
     the relay and the client stay warm, so some of these hops are as short as any, and
     they narrow the bound of the trace's start (see :func:`transit`)."""
@@ -400,10 +406,11 @@ Ops = dict[str, tuple[str, Any]]  # workload -> (method, params)
 
 
 @asynccontextmanager
-async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | None
-                  ) -> AsyncIterator[tuple[Client, int, Ops]]:
+async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | None,
+                  calibration: int) -> AsyncIterator[tuple[Client, int, Ops]]:
     """Start contender ``name`` in the fresh directory ``home`` and open a session:
-    its client, the pid of its process tree, and the call of each of its workloads."""
+    its client, the pid of its process tree, and the call of each of its workloads
+    (a recording relay's after ``calibration`` calls: see :func:`calibrate`)."""
     home.mkdir(parents=True)  # noqa: ASYNC240 (before the contender starts)
     env = {**os.environ, "WIREPROTO_HOME": str(home / "wireproto")}
     kimi: tuple[list[str], list[str]] = ([], [])
@@ -419,7 +426,7 @@ async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | 
         client = Client(stream, home / "trace.jsonl"
                         if "--trace" in cmd or "--log" in cmd else None)
         if client.trace is not None:
-            await calibrate(client)
+            await calibrate(client, calibration)
         if name.startswith("kimi wire"):
             await client.call("initialize", {"protocol_version": "1.9"})
             yield client, pid, {w: ("prompt", {"user_input": texts[w]}) for w in counts}
@@ -437,15 +444,15 @@ async def session(name: str, counts: dict[str, int], home: Path, kimi_py: str | 
         yield client, pid, ops
 
 
-async def measure(name: str, counts: dict[str, int], home: Path
+async def measure(name: str, counts: dict[str, int], home: Path, calibration: int
                   ) -> dict[str, dict[str, float]]:
     """One contender against the demo agent: each workload, in its own process tree."""
-    async with session(name, counts, home, None) as (client, pid, ops):
+    async with session(name, counts, home, None, calibration) as (client, pid, ops):
         return {w: await timed(client, pid, *op, counts[w]) for w, op in ops.items()}
 
 
 async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: int,
-                      home: Path, kimi_py: str | None
+                      home: Path, kimi_py: str | None, calibration: int
                       ) -> dict[str, list[dict[str, dict[str, float]]]]:
     """Kimi directly, again directly (a control: how far two Kimi processes doing the
     same work differ) and behind the relay, all alive, one call to each in turn (so
@@ -454,7 +461,8 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
                                                          for n in names}
     async with contextlib.AsyncExitStack() as stack:
         trees = {n: await stack.enter_async_context(
-            session(n, counts, home / str(i), kimi_py)) for i, n in enumerate(names)}
+            session(n, counts, home / str(i), kimi_py, calibration))
+            for i, n in enumerate(names)}
         for workload in counts:
             for client, _, ops in trees.values():
                 for _ in range(warmup(counts[workload])):
@@ -486,19 +494,22 @@ async def measure_set(names: tuple[str, ...], counts: dict[str, int], rounds: in
 
 
 async def run(rounds: dict[str, int], counts: dict[str, dict[str, int]],
-              contenders: tuple[str, ...], kimi_py: str | None) -> dict[str, Any]:
+              contenders: tuple[str, ...], kimi_py: str | None, calibration: int
+              ) -> dict[str, Any]:
     got: dict[str, list[dict[str, dict[str, float]]]] = {n: [] for n in contenders}
     demo = tuple(n for n in contenders if n in DEMO)
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds["demo"]):
             for name in demo if r % 2 == 0 else demo[::-1]:
                 got[name].append(await measure(name, counts["demo"],
-                                               Path(tmp) / f"{r}-{name.replace(' ', '-')}"))
+                                               Path(tmp) / f"{r}-{name.replace(' ', '-')}",
+                                               calibration))
         for names in KIMI_SETS:
             if names[0] in contenders:
                 names = tuple(n for n in names if n in contenders)
                 got.update(await measure_set(names, counts["kimi"], rounds["kimi"],
-                                             Path(tmp) / names[0].replace(" ", "-"), kimi_py))
+                                             Path(tmp) / names[0].replace(" ", "-"), kimi_py,
+                                             calibration))
     out: dict[str, Any] = {}
     for name in contenders:
         direct = got.get(BASELINE.get(name, "direct"), [])
@@ -531,6 +542,7 @@ def main() -> None:
                                                "kimi": {"prompt": 6, "tool": 6}}) \
         if args.quick else ({"demo": 5, "kimi": 10}, {"demo": {"request": 1000, "prompt": 400},
                                                       "kimi": {"prompt": 200, "tool": 200}})
+    calibration = 5 if args.quick else 50  # (calls before the timed loops: see calibrate)
     contenders = {"demo": DEMO, "kimi": KIMI, None: DEMO + KIMI}[args.only]
     skipped = {}
     try:
@@ -542,8 +554,13 @@ def main() -> None:
     if kimi_py is None and args.only != "demo":
         skipped |= {name: f"kimi-cli is not installed: {reason}" for name in KIMI}
         contenders = tuple(name for name in contenders if name not in KIMI)
+    if args.quick:
+        skipped |= {name: "--quick starts two Kimi processes per protocol (direct and "
+                    "relay+trace; each ~2 s of CPU to start)"
+                    for name in KIMI_LIGHTER if name in contenders}
+        contenders = tuple(name for name in contenders if name not in KIMI_LIGHTER)
     info = machine_info()
-    results = anyio.run(run, rounds, counts, contenders, kimi_py)
+    results = anyio.run(run, rounds, counts, contenders, kimi_py, calibration)
     targets = {}
     for name in TRACED:
         for workload, row in results.get(name, {}).items():
@@ -561,7 +578,8 @@ def main() -> None:
                 "control_ratio": control[workload]["cpu_ratio"] if control else None,
                 "met": transit <= TARGET_LATENCY and cpu <= TARGET_CPU}
     report = {"benchmark": "proxy", "machine": info, "caveats": CAVEATS,
-              "settings": {"rounds": rounds, "counts": counts}, "results": results,
+              "settings": {"rounds": rounds, "counts": counts, "calibration": calibration},
+              "results": results,
               "skipped": skipped, "targets": targets}
     if args.json:
         emit(report)
