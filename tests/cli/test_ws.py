@@ -89,6 +89,37 @@ def test_a_short_token_is_a_usage_error_that_says_why(kit: Any, args: tuple[str,
     assert "listening" not in proc.err
 
 
+BLANK = {  # a listening command given a token with whitespace or a control character
+    ("acp", "--ws", "0", "--token", " " * 16): "--token: the token holds whitespace",
+    ("wire", "--ws", "0", "--token", "a-long-enough-token "): "omit --token for a generated one",
+    ("bridge", "--ws", "0", "--token", "\ta-long-enough-token", "--", "x"): "holds whitespace",
+    ("acp", "--ws", "0", "--token", "a-long-enough to-ken"): "holds whitespace",
+    ("acp", "--ws", "0", "--token", "a-long-enough-\x1btoken"): "or a control character",
+    ("inspect", "--page-token", "\u3000" * 16, "--trace", "x"): "--page-token: the token holds",
+}
+
+
+@pytest.mark.parametrize("args", list(BLANK))
+def test_a_token_with_whitespace_is_a_usage_error_that_says_why(
+    kit: Any, args: tuple[str, ...]
+) -> None:
+    proc = kit.spawn(*args, stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error:")]
+    assert len(errors) == 1 and BLANK[args] in errors[0], proc.err
+    assert "(it travels in headers and URLs: give one without); omit " in errors[0]
+    assert "listening" not in proc.err
+
+
+def test_a_blank_token_from_the_environment_is_a_usage_error(kit: Any) -> None:
+    kit.env["WIREPROTO_WS_TOKEN"] = " " * 20
+    proc = kit.spawn("wire", "--ws", "0", stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    assert ("wireproto: error: WIREPROTO_WS_TOKEN: the token holds whitespace or a control "
+            "character (it travels in headers and URLs: give one without); unset "
+            "WIREPROTO_WS_TOKEN for a generated one") in proc.err.splitlines()
+
+
 def test_a_short_token_from_the_environment_is_a_usage_error(kit: Any) -> None:
     kit.env["WIREPROTO_WS_TOKEN"] = "short"
     proc = kit.spawn("wire", "--ws", "0", stdin=subprocess.DEVNULL)
