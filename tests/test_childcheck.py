@@ -128,6 +128,26 @@ async def test_no_more_children_at_once_than_the_places(tmp_path: Path) -> None:
     assert len(seen) == checks and max(seen) <= CHECKS_AT_ONCE, seen
 
 
+
+def test_the_places_serve_one_event_loop_after_another() -> None:
+    async def checks() -> list[bytes]:
+        answers: list[bytes] = []
+
+        async def check(n: int) -> None:
+            answer = await check_apart(READY + f"print({n})\n", b"")
+            assert answer is not None
+            answers.append(answer)
+
+        async with anyio.create_task_group() as tg:
+            for n in range(CHECKS_AT_ONCE + 2):  # (some wait for a place)
+                tg.start_soon(check, n)
+        return sorted(answers)
+
+    expected = sorted(f"{n}\n".encode() for n in range(CHECKS_AT_ONCE + 2))
+    for backend in ("asyncio", "trio", "asyncio"):  # (each run a new event loop)
+        assert anyio.run(checks, backend=backend) == expected, backend
+
+
 @pytest.mark.parametrize("executable", ["", None, "/nonexistent/python3"])
 async def test_no_python_to_start_is_check_failed(
     executable: str | None, monkeypatch: pytest.MonkeyPatch
