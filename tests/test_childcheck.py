@@ -85,6 +85,9 @@ async def test_a_pair_out_of_time_alone_costs_no_child_again(
     assert await search_apart([slow], CHECK_TIME / 2) is None  # (less time: too slow too)
     with pytest.raises(CheckFailed, match="cannot start"):  # (more time: it may do)
         await search_apart([slow], CHECK_TIME * 2)
+    monkeypatch.setattr(_childcheck, "_SLOW_FOR", 0.0)  # (kept so long only: searched again)
+    with pytest.raises(CheckFailed, match="cannot start"):
+        await search_apart([slow])
 
 
 def _pid_files(directory: Path) -> int:

@@ -10,7 +10,8 @@ start-up is not counted: it writes a line once ready, then gets its input.
 At most :data:`CHECKS_AT_ONCE` children run at once (per event loop: a program runs
 one); more checks wait for a place, whatever number of peers ask. :func:`search_apart`
 keeps what it learnt of short ``(pattern, text)`` pairs, a pattern that ran out of time
-included, so a peer repeating a pair (a catastrophic one too) costs no child again.
+included (for a minute), so a peer repeating a pair (a catastrophic one too) costs no child
+again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -139,9 +141,12 @@ _Value = TypeVar("_Value")
 _FOUND: dict[tuple[str, str], bool] = {}
 """The answers of :func:`search_apart` for short pairs (a hook's tool names repeat:
 one child per new pair, not per tool call)."""
-_SLOW: dict[tuple[str, str], float] = {}
+_SLOW: dict[tuple[str, str], tuple[float, float]] = {}
 """The short pairs that :func:`search_apart` searched alone and that ran out of time ->
-the longest time they were given."""
+the time they were given, and when (``time.monotonic``)."""
+_SLOW_FOR = 60.0
+"""Seconds a pair found too slow is answered so without a child (then it is searched again:
+a machine too loaded to answer in time once does not refuse the pair for ever)."""
 _KEEP = 512  # pairs kept, in each table
 _KEEP_CHARS = 1024  # the longest pattern + text kept
 
@@ -153,6 +158,11 @@ def _keep(table: dict[tuple[str, str], _Value], pair: tuple[str, str], value: _V
         table[pair] = value
 
 
+def _too_slow(pair: tuple[str, str], seconds: float) -> bool:
+    given, when = _SLOW.get(pair, (0.0, 0.0))
+    return given >= seconds and time.monotonic() - when < _SLOW_FOR
+
+
 async def search_apart(
     pairs: Sequence[tuple[str, str]], seconds: float = CHECK_TIME
 ) -> dict[tuple[str, str], bool] | None:
@@ -160,15 +170,15 @@ async def search_apart(
     not), searched in a child Python; ``None`` past ``seconds``.
 
     What a search learns of a short pair is kept, so a pair already searched costs no
-    child: its answer, or that it ran out of a time at least ``seconds`` (``None`` at
-    once). A pair is known to be too slow once it ran out of time searched first, with
-    the whole time to itself: a slow pair after others is searched again (first, the
-    pairs answered before it being known).
+    child: its answer, or (for a minute, :data:`_SLOW_FOR`) that it ran out of a time at
+    least ``seconds`` (``None`` at once). A pair is known to be too slow once it ran out
+    of time searched first, with the whole time to itself: a slow pair after others is
+    searched again (first, the pairs answered before it being known).
 
     Raises:
         CheckFailed: as :func:`check_apart`.
     """
-    if any(_SLOW.get(pair, -1.0) >= seconds for pair in pairs):
+    if _SLOW and any(_too_slow(pair, seconds) for pair in pairs):
         return None
     known = {pair: _FOUND[pair] for pair in pairs if pair in _FOUND}
     asked = [pair for pair in pairs if pair not in known]
@@ -182,6 +192,6 @@ async def search_apart(
             _keep(_FOUND, pair, known[pair])
         if not in_time:
             if not answers:
-                _keep(_SLOW, asked[0], max(seconds, _SLOW.get(asked[0], 0.0)))
+                _keep(_SLOW, asked[0], (seconds, time.monotonic()))
             return None
     return known
