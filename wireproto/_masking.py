@@ -29,7 +29,9 @@ def masked(text: str, secrets: Iterable[str], replacement: str,
            words: re.Pattern[str] | None = None) -> str:
     """``text`` with each run of overlapping occurrences of ``secrets`` (non-empty
     strings) and of ``words`` (a :func:`words_pattern`) replaced by ``replacement``."""
-    spans = [] if words is None else [match.span(1) for match in words.finditer(text)]
+    spans = []
+    if words is not None and words.search(text) is not None:  # (rarely: one search)
+        spans = [match.span(1) for match in words.finditer(text)]
     for secret in secrets:
         if secret in text:  # (rarely: the one search of a text that holds none)
             start = text.find(secret)
