@@ -131,7 +131,6 @@ async def test_no_more_children_at_once_than_the_places(tmp_path: Path) -> None:
     assert len(seen) == checks and max(seen) <= CHECKS_AT_ONCE, seen
 
 
-
 def test_the_places_serve_one_event_loop_after_another() -> None:
     async def checks() -> list[bytes]:
         answers: list[bytes] = []
