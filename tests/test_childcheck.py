@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from wireproto import _childcheck
@@ -87,6 +90,34 @@ async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(int(pid_file.read_text()), 0)
 
+
+async def test_a_check_cancelled_while_its_child_starts_leaves_no_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (a loaded machine: the child runs before open_process returns; the cancel comes then)
+    spawned, cancelled, pids = anyio.Event(), anyio.Event(), []
+    open_process = anyio.open_process
+
+    async def slow_to_return(*args: object, **kwargs: object) -> anyio.abc.Process:
+        process = await open_process(*args, **kwargs)  # type: ignore[arg-type]
+        pids.append(process.pid)
+        spawned.set()
+        await cancelled.wait()
+        return process
+
+    monkeypatch.setattr(anyio, "open_process", slow_to_return)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(check_apart, READY + "while True: pass\n", b"", 60)
+            await spawned.wait()
+            tg.cancel_scope.cancel()
+            cancelled.set()
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(pids[0], 0)
+    finally:
+        for pid in pids:  # (what a failure left running)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_path_entry_that_is_not_a_string_is_left_out(

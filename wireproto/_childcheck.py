@@ -48,10 +48,11 @@ async def check_apart(code: str, given: bytes, seconds: float = CHECK_TIME) -> b
         raise CheckFailed("cannot start a child Python: sys.executable is not known")
     path = [entry for entry in sys.path if isinstance(entry, str)]  # (imports skip the rest)
     try:
-        child = await anyio.open_process(
-            [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(path)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        )
+        with anyio.CancelScope(shield=True):  # (a cancel meanwhile would orphan the child)
+            child = await anyio.open_process(
+                [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(path)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )
     except OSError as exc:
         raise CheckFailed(f"cannot start {sys.executable}: {exc}") from exc
     async with child:
