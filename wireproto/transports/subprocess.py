@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
@@ -292,6 +293,21 @@ async def open_subprocess(
                 await process.aclose()
 
 
+def signal_child(process: anyio.abc.Process, signum: int) -> None:
+    """Send ``signum`` to ``process``, unless it is known to have exited.
+
+    By its pid: ``Popen.send_signal``, which asyncio's ``terminate`` and ``kill``
+    call before Python 3.13, first polls the child, and so reaps one that has
+    just exited before the event loop saw it (the loop then reports status 255
+    and logs a warning). A child that already exited is not an error.
+    """
+    if process.returncode is None:
+        try:
+            os.kill(process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+
 async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     """The shutdown ladder: close stdin, wait, terminate, wait, kill."""
     process = stream.process
@@ -299,21 +315,15 @@ async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_discard, stream.stdout)
         ended_by = "stdin closed"
-        for signal_name, send_signal in (
-            ("SIGTERM", process.terminate),
-            ("SIGKILL", process.kill),
-        ):
+        for signum in (signal.SIGTERM, signal.SIGKILL):
             with anyio.move_on_after(step):
                 await process.wait()
             if process.returncode is not None:
                 break
             log.warning("%s (pid %d) still running %g s after %s; sending %s", name,
-                        process.pid, step, ended_by, signal_name)
-            ended_by = signal_name
-            try:
-                send_signal()
-            except ProcessLookupError:
-                pass
+                        process.pid, step, ended_by, signum.name)
+            ended_by = signum.name
+            signal_child(process, signum)
         returncode = await process.wait()
         tg.cancel_scope.cancel()
     stream.ended_by = ended_by
