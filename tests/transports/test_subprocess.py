@@ -159,10 +159,11 @@ async def test_shutdown_ladder(mode: str, expected: int, caplog: pytest.LogCaptu
     cmd = [sys.executable, "-c", STUBBORN, mode]
     async with open_subprocess(cmd, shutdown_timeout=GRACE, stderr="log") as stream:
         assert await stream.receive() == b"ready"
-    assert stream.returncode == expected
+    assert stream.returncode == expected  # (the status of the signal that ended it)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert any("sending SIGTERM" in w for w in warnings)
-    assert any("sending SIGKILL" in w for w in warnings) == (mode == "term")
+    # (with "stdin", a SIGKILL may follow when the exit is seen late: status stays SIGTERM's)
+    assert any("sending SIGKILL" in w for w in warnings) or mode == "stdin"
 
 
 async def test_shutdown_runs_when_cancelled() -> None:
