@@ -133,10 +133,10 @@ def test_sigterm_with_a_turn_running_on_a_connection(kit: Any, command: str) -> 
             new = kit.request(1, "session/new", {"cwd": str(kit.tmp), "mcpServers": []})
             sid = _call(ws, new)[-1]["result"]["sessionId"]
             prompt = kit.request(2, "session/prompt", {
-                "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 100"}]})
+                "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 1000000"}]})
         else:
             _call(ws, kit.wire_init)
-            prompt = kit.request(2, "prompt", {"user_input": "/slow 100"})
+            prompt = kit.request(2, "prompt", {"user_input": "/slow 1000000"})
         ws.send(json.dumps(prompt))
         while "tick 2" not in ws.recv(timeout=20):
             pass
@@ -176,7 +176,7 @@ def test_a_busy_session_is_refused_with_a_close_code_and_a_reason(kit: Any) -> N
     url = f"{base}/?token={token}&session=shared"
     with connect(url) as first:
         _call(first, kit.wire_init)
-        first.send(json.dumps(kit.request("p", "prompt", {"user_input": "/slow 100"})))
+        first.send(json.dumps(kit.request("p", "prompt", {"user_input": "/slow 1000000"})))
         while "tick 1" not in first.recv(timeout=20):
             pass
         with connect(url) as second:
