@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import uuid
 from pathlib import Path
 
 import anyio
@@ -12,7 +13,13 @@ import anyio.abc
 import pytest
 
 from wireproto import _childcheck
-from wireproto._childcheck import CheckFailed, check_apart, search_apart
+from wireproto._childcheck import (
+    CHECK_TIME,
+    CHECKS_AT_ONCE,
+    CheckFailed,
+    check_apart,
+    search_apart,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -57,14 +64,93 @@ async def test_a_child_that_ends_without_reading_its_input_still_answers() -> No
 async def test_a_pair_searched_once_costs_no_child_again(monkeypatch: pytest.MonkeyPatch) -> None:
     pairs = [("Edit|Write", "Write"), ("^Re+ad$", "Bash")]
     assert await search_apart(pairs) == {pairs[0]: True, pairs[1]: False}
-
-    async def no_child(code: str, given: bytes, seconds: float = 0) -> bytes:
-        raise AssertionError(f"a child was started for {given!r}")
-
-    monkeypatch.setattr(_childcheck, "check_apart", no_child)
+    monkeypatch.setattr("sys.executable", "")  # (no child can start)
     assert await search_apart(pairs[::-1]) == {pairs[0]: True, pairs[1]: False}
-    with pytest.raises(AssertionError, match="Glob"):  # (a new pair still asks a child)
+    with pytest.raises(CheckFailed, match="cannot start"):  # (a new pair still asks a child)
         await search_apart([("Edit|Write", "Glob")])
+
+
+async def test_a_pair_out_of_time_alone_costs_no_child_again(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = ("^(a|aa)+$", "a" * 60 + f"!{uuid.uuid4()}")  # (a pair no other test searched)
+    quick = ("^b", f"b{uuid.uuid4()}")
+    assert await search_apart([quick, slow]) is None  # (quick answered, then time ran out)
+    with monkeypatch.context() as no_child:
+        no_child.setattr("sys.executable", "")
+        assert await search_apart([quick]) == {quick: True}
+        with pytest.raises(CheckFailed, match="cannot start"):  # (slow did not run alone)
+            await search_apart([slow])
+    assert await search_apart([quick, slow]) is None  # (slow alone: out of all its time)
+    monkeypatch.setattr("sys.executable", "")
+    for pairs in ([quick, slow], [slow], [slow, ("^c", "c")]):
+        assert await search_apart(pairs) is None
+    assert await search_apart([slow], CHECK_TIME / 2) is None  # (less time: too slow too)
+    with pytest.raises(CheckFailed, match="cannot start"):  # (more time: it may do)
+        await search_apart([slow], CHECK_TIME * 2)
+    monkeypatch.setattr(_childcheck, "_SLOW_FOR", 0.0)  # (kept so long only: searched again)
+    with pytest.raises(CheckFailed, match="cannot start"):
+        await search_apart([slow])
+
+
+def _pid_files(directory: Path) -> int:
+    return len(list(directory.glob("*.pid")))
+
+
+async def test_no_more_children_at_once_than_the_places(tmp_path: Path) -> None:
+    checks = CHECKS_AT_ONCE + 2
+    code = (  # (its pid file from its start to its end; how many it saw at its start)
+        "import os, pathlib, time\n"
+        f"here = pathlib.Path({str(tmp_path)!r})\n"
+        "mine = here / f'{os.getpid()}.pid'\n"
+        "mine.touch()\n"
+        "alive = len(list(here.glob('*.pid')))\n"
+        + READY + "sys.stdin.read()\n"
+        "while not (here / 'release').exists():\n"
+        "    time.sleep(0.01)\n"
+        "mine.unlink()\n"
+        "print(alive)\n"
+    )
+    seen: list[int] = []
+
+    async def check() -> None:
+        answer = await check_apart(code, b"", 120)
+        assert answer is not None
+        seen.append(int(answer))
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(checks):
+            tg.start_soon(check)
+        places = _childcheck._places()
+        for _ in range(2400):  # (until the places are taken and the others wait for one)
+            alive = _pid_files(tmp_path)
+            if alive > CHECKS_AT_ONCE or (
+                    alive == CHECKS_AT_ONCE
+                    and places.statistics().tasks_waiting == checks - CHECKS_AT_ONCE):
+                break
+            await anyio.sleep(0.05)
+        (tmp_path / "release").touch()
+    assert alive == CHECKS_AT_ONCE
+    assert len(seen) == checks and max(seen) <= CHECKS_AT_ONCE, seen
+
+
+def test_the_places_serve_one_event_loop_after_another() -> None:
+    async def checks() -> list[bytes]:
+        answers: list[bytes] = []
+
+        async def check(n: int) -> None:
+            answer = await check_apart(READY + f"print({n})\n", b"")
+            assert answer is not None
+            answers.append(answer)
+
+        async with anyio.create_task_group() as tg:
+            for n in range(CHECKS_AT_ONCE + 2):  # (some wait for a place)
+                tg.start_soon(check, n)
+        return sorted(answers)
+
+    expected = sorted(f"{n}\n".encode() for n in range(CHECKS_AT_ONCE + 2))
+    for backend in ("asyncio", "trio", "asyncio"):  # (each run a new event loop)
+        assert anyio.run(checks, backend=backend) == expected, backend
 
 
 @pytest.mark.parametrize("executable", ["", None, "/nonexistent/python3"])

@@ -41,6 +41,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "_switches": (),  # process-wide switches (WIREPROTO_NO_FAST_PATHS), likewise
     "_backend": (),  # which event loop runs the current task, likewise
     "_childcheck": (),  # checks run in a child Python, bounded in time, likewise
+    "_masking": (),  # secrets masked in text (log lines, a child's stderr), likewise
     "jsonrpc": ("errors",),
     # transports depend only on jsonrpc.framing and errors
     "transports": ("errors", "jsonrpc.framing"),
@@ -65,7 +66,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
 
 # Top-level private modules that every layer may import.
 PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches", f"{PACKAGE}._backend",
-                   f"{PACKAGE}._childcheck")
+                   f"{PACKAGE}._childcheck", f"{PACKAGE}._masking")
 
 # Layer -> third-party top-level packages it must never import.
 EXTERNAL: dict[str, tuple[str, ...]] = {
@@ -73,6 +74,7 @@ EXTERNAL: dict[str, tuple[str, ...]] = {
     "errors": IO_LIBRARIES,
     "_lazy": IO_LIBRARIES,
     "_switches": IO_LIBRARIES,
+    "_masking": IO_LIBRARIES,
     "jsonrpc": IO_LIBRARIES,  # sans-I/O: bytes in, typed messages out
     "rpc": ("websockets",),  # only the ObjectStream interface
 }

@@ -163,3 +163,17 @@ def test_a_secret_holding_another_is_masked_whole(monkeypatch: pytest.MonkeyPatc
     for end in range(logs.WHOLE_BELOW, len(long) + 1):  # (every one a prefix of the next)
         logs.redact(long[:end])
     assert logs.scrub(f"key {long} end") == "key *** end"  # none of it left
+
+
+def test_overlapping_secrets_are_masked_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(logs, "_secrets", set())
+    monkeypatch.setattr(logs, "_words", set())
+    monkeypatch.setattr(logs, "_whole", [])
+    first, second = "0123456789abcdef-first", "abcdef-first-and-second"  # (overlapping)
+    logs.redact(first)
+    logs.redact(second)
+    logs.redact("first pin")  # (a short one, where it stands alone)
+    logs.redact("0123456789abcdef first")
+    assert logs.scrub("key 0123456789abcdef-first-and-second end") == "key *** end"
+    assert logs.scrub("key 0123456789abcdef first pin end") == "key *** end"
+    assert logs.scrub("key abcdef-first-and-second first pin end") == "key *** *** end"

@@ -69,24 +69,49 @@ def test_explicit_token_from_the_environment(kit: Any) -> None:
     assert kit.stop(server) == 0
 
 
-SHORT = {  # a listening command given a token shorter than 16 characters
-    ("acp", "--ws", "0", "--token", "t"): "--token: the token is too short (1 of at least 16",
+SHORT = "characters: a shorter one is easily guessed); omit "
+BLANK = "or a control character (it travels in headers and URLs: give one without); omit "
+
+REFUSED = {  # a listening command given a token too short, or with whitespace -> the error
+    ("acp", "--ws", "0", "--token", "t"): ("--token: the token is too short (1 of at least 16",
+                                           SHORT),
     ("bridge", "--ws", "0", "--token", "fifteen-chars15", "--", "x"):
-        "(15 of at least 16 characters",
+        ("(15 of at least 16 characters", SHORT),
     ("proxy", "--serve", "acp", "--agent-protocol", "acp", "--ws", "0", "--token", "t", "--",
-     "x"): "omit --token for a generated one",
-    ("inspect", "--page-token", "t", "--trace", "x"): "--page-token: the token is too short",
+     "x"): ("omit --token for a generated one", SHORT),
+    ("inspect", "--page-token", "t", "--trace", "x"): ("--page-token: the token is too short",
+                                                      SHORT),
+    ("acp", "--ws", "0", "--token", " " * 16): ("--token: the token holds whitespace", BLANK),
+    ("wire", "--ws", "0", "--token", "a-long-enough-token "):
+        ("omit --token for a generated one", BLANK),
+    ("bridge", "--ws", "0", "--token", "\ta-long-enough-token", "--", "x"):
+        ("holds whitespace", BLANK),
+    ("acp", "--ws", "0", "--token", "a-long-enough to-ken"): ("holds whitespace", BLANK),
+    ("acp", "--ws", "0", "--token", "a-long-enough-\x1btoken"): ("a control character", BLANK),
+    ("inspect", "--page-token", "\u3000" * 16, "--trace", "x"):
+        ("--page-token: the token holds", BLANK),
 }
 
 
-@pytest.mark.parametrize("args", list(SHORT))
-def test_a_short_token_is_a_usage_error_that_says_why(kit: Any, args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("args", list(REFUSED))
+def test_a_short_or_blank_token_is_a_usage_error_that_says_why(
+    kit: Any, args: tuple[str, ...]
+) -> None:
     proc = kit.spawn(*args, stdin=subprocess.DEVNULL)
     assert proc.wait() == 2
     errors = [line for line in proc.err.splitlines() if line.startswith("wireproto: error:")]
-    assert len(errors) == 1 and SHORT[args] in errors[0], proc.err
-    assert "characters: a shorter one is easily guessed" in errors[0]
+    assert len(errors) == 1, proc.err
+    assert all(part in errors[0] for part in REFUSED[args]), errors[0]
     assert "listening" not in proc.err
+
+
+def test_a_blank_token_from_the_environment_is_a_usage_error(kit: Any) -> None:
+    kit.env["WIREPROTO_WS_TOKEN"] = " " * 20
+    proc = kit.spawn("wire", "--ws", "0", stdin=subprocess.DEVNULL)
+    assert proc.wait() == 2
+    assert ("wireproto: error: WIREPROTO_WS_TOKEN: the token holds whitespace or a control "
+            "character (it travels in headers and URLs: give one without); unset "
+            "WIREPROTO_WS_TOKEN for a generated one") in proc.err.splitlines()
 
 
 def test_a_short_token_from_the_environment_is_a_usage_error(kit: Any) -> None:

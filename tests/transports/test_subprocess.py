@@ -80,6 +80,21 @@ async def test_secrets_are_masked_in_logged_stderr(caplog: pytest.LogCaptureFixt
 
 
 
+async def test_overlapping_secrets_are_masked_as_one_in_logged_stderr(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="wireproto.transports.subprocess.stderr")
+    first, second = "key-0123456789", "0123456789-abcdef"  # (overlapping: "0123456789")
+    leaky = "import sys\nprint('env: key-0123456789-abcdef end', file=sys.stderr)\n"
+    async with open_subprocess([sys.executable, "-c", leaky], stderr="log",
+                               redact=[first, second]) as stream:
+        await stream.wait()
+        await stream.stderr_done.wait()
+    lines = [r.getMessage() for r in caplog.records if r.name.endswith(".stderr")]
+    assert len(lines) == 1 and lines[0].endswith(f"env: {REDACTED} end"), lines
+    assert list(stream.stderr_tail) == [f"env: {REDACTED} end"]
+
+
 async def test_a_secret_across_the_cut_of_a_long_stderr_line_is_masked(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

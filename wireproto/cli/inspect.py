@@ -64,8 +64,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("--listen", metavar="[HOST:]PORT", default="127.0.0.1:0",
                         help="where the page is served (default 127.0.0.1:0, a free port)")
     parser.add_argument("--page-token", metavar="TOKEN",
-                        help=f"the page's token, at least {MIN_TOKEN_LENGTH} characters "
-                             f"(default: ${TOKEN_ENV}, else a generated one)")
+                        help=f"the page's token, at least {MIN_TOKEN_LENGTH} characters, no "
+                             f"whitespace (default: ${TOKEN_ENV}, else a generated one)")
     parser.add_argument("--open", action="store_true",
                         help="open the page in the default browser, when there is one")
     parser.add_argument("--log-level", choices=LEVELS, default="warning",

@@ -24,7 +24,14 @@ import anyio
 
 from wireproto.cli.common import SHUTDOWN_GRACE, UsageError, watch_signals
 from wireproto.cli.logs import redact
-from wireproto.cli.wsauth import MIN_TOKEN_LENGTH, WsGuard, is_loopback, new_token, parse_listen
+from wireproto.cli.wsauth import (
+    MIN_TOKEN_LENGTH,
+    WsGuard,
+    is_loopback,
+    new_token,
+    parse_listen,
+    token_problem,
+)
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
 if TYPE_CHECKING:  # imported when serving: building the parser stays light
@@ -60,9 +67,9 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
              "stderr (wireproto: listening on ws://...?token=...)",
     )
     parser.add_argument(
-        "--token", help=f"the websocket token, at least {MIN_TOKEN_LENGTH} characters "
-                        f"(default: ${TOKEN_ENV}, else a generated one; a HOST other than "
-                        "loopback needs one of these)"
+        "--token", help=f"the websocket token, at least {MIN_TOKEN_LENGTH} characters, no "
+                        f"whitespace (default: ${TOKEN_ENV}, else a generated one; a HOST "
+                        "other than loopback needs one of these)"
     )
     parser.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -94,8 +101,8 @@ class Listener:
     Raises:
         UsageError: an invalid address (named with ``flag``, as argparse
             names a bad value), a non-loopback one without an explicit token,
-            or an explicit token shorter than
-            :data:`~wireproto.cli.wsauth.MIN_TOKEN_LENGTH`.
+            or an explicit token that :func:`~wireproto.cli.wsauth.token_problem`
+            refuses.
     """
 
     def __init__(self, spec: str, token: str | None, origins: list[str],
@@ -110,13 +117,10 @@ class Listener:
                 f"listening on the non-loopback address {self.host} needs an explicit token "
                 f"({token_flag} or {TOKEN_ENV})"
             )
-        if explicit is not None and len(explicit) < MIN_TOKEN_LENGTH:
+        problem = None if explicit is None else token_problem(explicit)
+        if problem is not None:
             source, drop = (token_flag, "omit") if token else (TOKEN_ENV, "unset")
-            raise UsageError(
-                f"{source}: the token is too short ({len(explicit)} of at least "
-                f"{MIN_TOKEN_LENGTH} characters: a shorter one is easily guessed); {drop} "
-                f"{source} for a generated one"
-            )
+            raise UsageError(f"{source}: {problem}; {drop} {source} for a generated one")
         self.token = explicit or new_token()
         redact(self.token)
         self.guard = WsGuard(self.token, origins)

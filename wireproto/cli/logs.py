@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote_plus
 
+from wireproto._masking import masked, words_pattern
 from wireproto.cli.controls import printable
 
 __all__ = ["LEVELS", "home", "log_failure", "open_private", "redact", "scrub", "setup_logging"]
@@ -84,17 +85,12 @@ def redact(secret: str) -> None:
         _secrets.add(secret)
     elif secret and secret not in _words:
         _words.add(secret)
-        alternatives = "|".join(map(re.escape, sorted(_words, key=len, reverse=True)))
-        _whole[:] = [re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")]
+        _whole[:] = [words_pattern(_words)]
 
 
 def scrub(text: str) -> str:
     """``text`` with registered secrets and credential-looking values replaced by ``***``."""
-    for secret in sorted(_secrets, key=len, reverse=True):  # (one holding another: whole)
-        if secret in text:
-            text = text.replace(secret, "***")
-    for pattern in _whole:
-        text = pattern.sub("***", text)
+    text = masked(text, _secrets, "***", _whole[0] if _whole else None)  # (overlaps: whole)
     for pattern, replacement in _CREDENTIALS:
         text = pattern.sub(replacement, text)
     if "=" in text:

@@ -16,7 +16,9 @@ import secrets
 from collections.abc import Iterable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["MIN_TOKEN_LENGTH", "WsGuard", "is_loopback", "new_token", "parse_listen"]
+__all__ = [
+    "MIN_TOKEN_LENGTH", "WsGuard", "is_loopback", "new_token", "parse_listen", "token_problem"
+]
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +33,20 @@ def new_token() -> str:
     (``--token -x...`` would read as an option).
     """
     return secrets.token_hex(24)
+
+
+def token_problem(token: str) -> str | None:
+    """Why a listener refuses ``token`` (``--token``, ``--page-token``,
+    ``WIREPROTO_WS_TOKEN``), or ``None``: shorter than :data:`MIN_TOKEN_LENGTH`, or
+    holding whitespace or a control character anywhere (a token travels in an
+    ``Authorization`` header, whose value loses its outer spaces, and in URLs)."""
+    if len(token) < MIN_TOKEN_LENGTH:
+        return (f"the token is too short ({len(token)} of at least {MIN_TOKEN_LENGTH} "
+                "characters: a shorter one is easily guessed)")
+    if not token.isprintable() or any(char.isspace() for char in token):
+        return ("the token holds whitespace or a control character (it travels in headers "
+                "and URLs: give one without)")
+    return None
 
 
 def parse_listen(spec: str) -> tuple[str, int]:

@@ -63,6 +63,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from wireproto._masking import masked
 from wireproto.errors import ConnectionClosed, ProcessExited
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
 from wireproto.transports._framed import FramedStream
@@ -134,7 +135,7 @@ class SubprocessStream(FramedStream):
         self.program = "the process"
         self.stderr_tail: deque[str] = deque(maxlen=TAIL_LINES)
         self.stderr_done = anyio.Event()
-        self._secrets: tuple[str, ...] = ()  # masked in stderr lines, longest first
+        self._secrets: tuple[str, ...] = ()  # masked in stderr lines
         self.ended_by: str | None = None
         """How the child ended during shutdown: ``"stdin closed"`` (it exited
         by itself), ``"SIGTERM"`` or ``"SIGKILL"``; ``None`` before."""
@@ -161,8 +162,8 @@ class SubprocessStream(FramedStream):
         life of the stream.
         """
         new = {x for x in secrets if x}.difference(self._secrets)
-        if new:  # (a secret containing another must go whole: longest first)
-            self._secrets = tuple(sorted(new.union(self._secrets), key=len, reverse=True))
+        if new:
+            self._secrets = (*self._secrets, *new)
 
     async def aclose(self) -> None:
         """Close the child's stdin and stop receiving (idempotent)."""
@@ -385,8 +386,7 @@ def _cut(data: bytes, secrets: list[bytes]) -> int:
 
 def _log_stderr(label: str, line: bytes, secrets: tuple[str, ...], tail: deque[str]) -> None:
     text = line.rstrip(b"\r").decode("utf-8", "replace")
-    for secret in secrets:  # longest first: a secret containing another goes whole
-        text = text.replace(secret, REDACTED)
+    text = masked(text, secrets, REDACTED)  # (overlapping ones: whole)
     stderr_log.info("%s: %s", label, text)
     if text.strip():
         tail.append(text if len(text) <= _TAIL_LINE_CHARS else text[:_TAIL_LINE_CHARS] + " ...")

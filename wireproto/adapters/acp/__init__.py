@@ -31,7 +31,14 @@ from . import schema
 from .agent.connection import AgentConnection
 from .client.connect import connect_acp
 from .client.connection import PROTOCOL_VERSION, ClientConnection
-from .client.elicitation import ElicitationHandler, FormOrUrl, answer_problem, schema_problem
+from .client.elicitation import (
+    ElicitationHandler,
+    FormOrUrl,
+    answer_problem,
+    bounded_answer_problem,
+    bounded_schema_problem,
+    schema_problem,
+)
 from .client.ext import CALL_TIMEOUT, INITIALIZE_TIMEOUT
 from .client.fs import FileSystem, LocalFileSystem
 from .client.mcpservers import http_server, sse_server, stdio_server
@@ -70,6 +77,8 @@ __all__ = [
     "Terminals",
     "UpdateHandler",
     "answer_problem",
+    "bounded_answer_problem",
+    "bounded_schema_problem",
     "connect_acp",
     "http_server",
     "option_of_kind",

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
+from wireproto.adapters.acp import bounded_answer_problem, bounded_schema_problem, serve_acp
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp import serve_acp
 from wireproto.adapters.acp.client.connection import ClientConnection
 from wireproto.adapters.acp.client.elicitation import FormOrUrl, answer_problem, schema_problem
 from wireproto.adapters.acp.codec import decode
@@ -154,11 +154,25 @@ async def test_an_agents_pattern_is_checked_in_bounded_time(
 
 
 
+async def test_the_public_bounded_checks_stop_a_slow_pattern() -> None:
+    slow = decode(b'{"properties": {"q": {"type": "string", "pattern": "' + SLOW.encode()
+                  + b'", "default": "' + b"a" * 60 + b'!"}}}', S.ElicitationSchema)
+    too_long = "a pattern takes longer than 2 s to check"
+    assert await bounded_schema_problem(slow) == too_long
+    assert await bounded_answer_problem(slow, {"q": "a" * 60 + "!"}) == too_long
+    quick = decode(b'{"properties": {"q": {"type": "string", "pattern": "^a+$"}}}',
+                   S.ElicitationSchema)
+    for content in ({"q": "aa"}, {"q": "ab"}, {"q": 1}, None):
+        assert await bounded_answer_problem(quick, content) == answer_problem(quick, content)
+    assert await bounded_schema_problem(quick) is None
+
+
+
 PROGRAM = """
 import pathlib, sys
 import anyio
 from wireproto.adapters.acp import schema as S
-from wireproto.adapters.acp.client.elicitation import _bounded, answer_problem, schema_problem
+from wireproto.adapters.acp import bounded_answer_problem, bounded_schema_problem
 from wireproto.adapters.acp.codec import decode
 
 with pathlib.Path(sys.argv[1]).open("a") as runs:  # what a program does when it starts
@@ -167,8 +181,8 @@ with pathlib.Path(sys.argv[1]).open("a") as runs:  # what a program does when it
 async def main() -> None:
     field = b'{"properties": {"q": {"type": "string", "pattern": "^a+$", "default": "aa"}}}'
     schema = decode(field, S.ElicitationSchema)
-    answer = await _bounded(answer_problem, schema, {"q": "b"})
-    print(await _bounded(schema_problem, schema), answer)
+    answer = await bounded_answer_problem(schema, {"q": "b"})
+    print(await bounded_schema_problem(schema), answer)
 
 anyio.run(main)
 """

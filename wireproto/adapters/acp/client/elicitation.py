@@ -52,6 +52,8 @@ __all__ = [
     "ElicitationRequests",
     "FormOrUrl",
     "answer_problem",
+    "bounded_answer_problem",
+    "bounded_schema_problem",
     "bounded_value_problem",
     "schema_problem",
     "value_problem",
@@ -134,7 +136,13 @@ _SCHEMA_CHECKS: dict[type, Callable[[Any], str | None]] = {
 
 
 def schema_problem(schema: s.ElicitationSchema) -> str | None:
-    """What makes ``schema`` unfit for a form, or ``None`` when it is fine."""
+    """What makes ``schema`` unfit for a form, or ``None`` when it is fine.
+
+    Its ``pattern`` checks run here with no time bound, and a pattern (the agent's
+    regular expression) may backtrack for ever, holding the interpreter: for a form
+    from a peer use :func:`bounded_schema_problem`, which runs them in a child Python stopped
+    after :data:`PATTERN_TIME` seconds.
+    """
     for name, prop in schema.properties.items():
         check = _SCHEMA_CHECKS.get(type(prop))
         if check is None:
@@ -209,13 +217,25 @@ _VALUE_CHECKS: dict[type, Callable[[Any, Any], str | None]] = {
 
 
 def value_problem(prop: s.ElicitationPropertySchema, value: Any) -> str | None:
-    """What makes ``value`` invalid for the field ``prop``, or ``None``."""
+    """What makes ``value`` invalid for the field ``prop``, or ``None``.
+
+    Its ``pattern`` checks run here with no time bound, and a pattern (the agent's
+    regular expression) may backtrack for ever, holding the interpreter: for a form
+    from a peer use :func:`bounded_value_problem`, which runs them in a child Python stopped
+    after :data:`PATTERN_TIME` seconds.
+    """
     check = _VALUE_CHECKS.get(type(prop))
     return check(prop, value) if check is not None else "unsupported field"
 
 
 def answer_problem(schema: s.ElicitationSchema, content: dict[str, Any] | None) -> str | None:
-    """What makes ``content`` an invalid answer to ``schema``, or ``None``."""
+    """What makes ``content`` an invalid answer to ``schema``, or ``None``.
+
+    Its ``pattern`` checks run here with no time bound, and a pattern (the agent's
+    regular expression) may backtrack for ever, holding the interpreter: for a form
+    from a peer use :func:`bounded_answer_problem`, which runs them in a child Python stopped
+    after :data:`PATTERN_TIME` seconds.
+    """
     content = content or {}
     for name in schema.required or ():
         if name not in content:
@@ -281,6 +301,21 @@ async def bounded_value_problem(prop: s.ElicitationPropertySchema, value: Any) -
     return await _bounded(check, s.ElicitationSchema(properties={"v": prop}), {"v": value})
 
 
+async def bounded_schema_problem(schema: s.ElicitationSchema) -> str | None:
+    """:func:`schema_problem`, its ``pattern`` checks (of the defaults) run in a child
+    Python stopped after :data:`PATTERN_TIME` seconds (past that, the problem says so):
+    for a form from a peer."""
+    return await _bounded(schema_problem, schema)
+
+
+async def bounded_answer_problem(
+    schema: s.ElicitationSchema, content: dict[str, Any] | None
+) -> str | None:
+    """:func:`answer_problem`, its ``pattern`` checks run in a child Python stopped after
+    :data:`PATTERN_TIME` seconds (past that, the problem says so): for a form from a peer."""
+    return await _bounded(answer_problem, schema, content)
+
+
 # ------------------------------------------------------------------ serving
 
 
@@ -333,7 +368,7 @@ class ElicitationRequests:
         if request.session_id is not UNSET:
             await self._session(request.session_id)
         if isinstance(request, s.CreateFormElicitationRequest):
-            problem = await _bounded(schema_problem, request.requested_schema)
+            problem = await bounded_schema_problem(request.requested_schema)
             if problem is not None:
                 raise RpcError(ErrorCode.INVALID_PARAMS,
                                f"Invalid params: requestedSchema: {problem}")
@@ -342,7 +377,7 @@ class ElicitationRequests:
             answer, s.AcceptElicitationResponse
         ):
             content = answer.content if isinstance(answer.content, dict) else None
-            problem = await _bounded(answer_problem, request.requested_schema, content)
+            problem = await bounded_answer_problem(request.requested_schema, content)
             if problem is not None:
                 log.error("%s: the elicitation handler's answer is invalid (%s); "
                           "sending cancel instead", self.name, problem)
