@@ -17,6 +17,7 @@ again.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +27,8 @@ from typing import TypeVar
 import anyio
 from anyio.lowlevel import RunVar
 from anyio.streams.buffered import BufferedByteReceiveStream
+
+from wireproto._childsignal import signal_child
 
 __all__ = ["CHECKS_AT_ONCE", "CHECK_TIME", "CheckFailed", "check_apart", "search_apart"]
 
@@ -105,16 +108,15 @@ async def _run_apart(code: str, given: bytes, seconds: float) -> tuple[bytes, bo
                     if await child.wait() != 0:
                         raise CheckFailed(f"the check exited with status {child.returncode}")
                     return b"".join(output), True
-                child.kill()
+                signal_child(child, signal.SIGKILL)
                 with anyio.move_on_after(_START_TIME):  # (its pipe ends with it)
                     await _read_to_end(out, output)
                 return b"".join(output), False
             except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead,
                     anyio.DelimiterNotFound) as exc:
                 raise CheckFailed(f"the check did not run: {type(exc).__name__}") from exc
-            finally:
-                if child.returncode is None:
-                    child.kill()
+            finally:  # (by pid: a poll here could reap a child the loop has not seen exit)
+                signal_child(child, signal.SIGKILL)
 
 
 async def _read_to_end(source: BufferedByteReceiveStream, into: list[bytes]) -> None:

@@ -15,13 +15,9 @@ import anyio.lowlevel
 import pytest
 from timeouts import units
 
+from wireproto._childsignal import signal_child
 from wireproto.testing import wait_all_tasks_blocked
-from wireproto.transports.subprocess import (
-    REDACTED,
-    SubprocessStream,
-    open_subprocess,
-    signal_child,
-)
+from wireproto.transports.subprocess import REDACTED, SubprocessStream, open_subprocess
 
 from .conftest import HELPERS
 

@@ -196,7 +196,7 @@ class DemoContext:
 
     @asynccontextmanager
     async def _ws_server(self, cmd: list[str], query: str) -> AsyncIterator[Server]:
-        from wireproto.transports.subprocess import signal_child
+        from wireproto._childsignal import signal_child
         from wireproto.transports.websocket import connect_websocket
 
         process = await anyio.open_process(

@@ -272,7 +272,7 @@ def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int
 async def _pass_through(cmd: list[str]) -> int:
     """Relay on stdio with nothing to record: the agent inherits our stdin and stdout,
     so its messages are not even copied; a stop signal terminates it."""
-    from wireproto.transports.subprocess import signal_child
+    from wireproto._childsignal import signal_child
 
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:

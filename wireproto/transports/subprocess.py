@@ -63,6 +63,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from wireproto._childsignal import signal_child
 from wireproto._masking import masked
 from wireproto.errors import ConnectionClosed, ProcessExited
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -292,21 +293,6 @@ async def open_subprocess(
             with anyio.CancelScope(shield=True):
                 await stream.stdout.aclose()
                 await process.aclose()
-
-
-def signal_child(process: anyio.abc.Process, signum: int) -> None:
-    """Send ``signum`` to ``process``, unless it is known to have exited.
-
-    By its pid: ``Popen.send_signal``, which asyncio's ``terminate`` and ``kill``
-    call before Python 3.13, first polls the child, and so reaps one that has
-    just exited before the event loop saw it (the loop then reports status 255
-    and logs a warning). A child that already exited is not an error.
-    """
-    if process.returncode is None:
-        try:
-            os.kill(process.pid, signum)
-        except ProcessLookupError:
-            pass
 
 
 async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
