@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -59,6 +61,38 @@ def test_token_and_origin_are_enforced_and_the_token_stays_out_of_the_log(kit: A
     assert re.search(r"refused: origin 'http://evil.example' not allowed", log)
     stderr_logs = server.err.replace(banners[0], "")
     assert token not in stderr_logs and wrong not in stderr_logs
+
+
+# A name that both loopback addresses stand for (as ``localhost`` does on many machines),
+# for the child: its resolver is the only part replaced, the binding is real.
+DUAL_NAME = "dual-loopback.test"
+DUAL_RESOLVER = f"""import socket
+_resolve = socket.getaddrinfo
+def getaddrinfo(host, *args, **kwargs):
+    if host in ({DUAL_NAME!r}, {DUAL_NAME.encode()!r}):
+        return _resolve("::1", *args, **kwargs) + _resolve("127.0.0.1", *args, **kwargs)
+    return _resolve(host, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+def test_a_free_port_on_a_name_for_several_addresses_is_served_where_the_banner_says(
+    kit: Any, tmp_path: Path
+) -> None:
+    # (each address bound on a free port of its own: the banner named the name and one port)
+    resolver = tmp_path / "resolver"
+    resolver.mkdir()
+    (resolver / "sitecustomize.py").write_text(DUAL_RESOLVER)
+    kit.env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(resolver), kit.env.get("PYTHONPATH")])
+    )
+    token = "dual-loopback-token-1234"
+    server, base, _ = kit.ws("wire", "--ws", f"{DUAL_NAME}:0", "--token", token)
+    host, _, port = base.removeprefix("ws://").rpartition(":")
+    assert host in ("[::1]", "127.0.0.1")  # (the first this machine binds, by address)
+    assert int(port) > 0
+    assert _status(f"{base}/?token={token}") == 101
+    assert kit.stop(server) == 0
 
 
 def test_explicit_token_from_the_environment(kit: Any) -> None:

@@ -62,7 +62,8 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
     """Add ``--ws``, ``--token`` and ``--allow-origin`` to ``parser``."""
     parser.add_argument(
         "--ws", metavar="[HOST:]PORT", required=required,
-        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one); "
+        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one, "
+             "on the first address only of a HOST naming several, as localhost may); "
              "clients must send the token: the URL to use, token included, is printed on "
              "stderr (wireproto: listening on ws://...?token=...)",
     )
