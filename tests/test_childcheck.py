@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import uuid
@@ -175,6 +176,29 @@ async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
         tg.cancel_scope.cancel()  # (while the child runs)
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(int(pid_file.read_text()), 0)
+
+
+async def test_a_cancelled_check_waits_for_its_killed_child(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # (killed by pid and waited for, shielded: the closing's cancelled wait killed by a
+    # poll, which may reap the child before the loop sees it: status 255, a warning)
+    pid_file = tmp_path / "pid"
+    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+            + READY + "while True: pass\n")
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    for _ in range(5):  # (each a child killed as it is cancelled)
+        pid_file.unlink(missing_ok=True)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(check_apart, code, b"", 60)
+            for _ in range(1200):  # (its start may take a while on a loaded machine)
+                if pid_file.exists() and pid_file.read_text():
+                    break
+                await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(int(pid_file.read_text()), 0)
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 async def test_a_check_cancelled_while_its_child_starts_leaves_no_child(

@@ -115,8 +115,14 @@ async def _run_apart(code: str, given: bytes, seconds: float) -> tuple[bytes, bo
             except (TimeoutError, anyio.EndOfStream, anyio.IncompleteRead,
                     anyio.DelimiterNotFound) as exc:
                 raise CheckFailed(f"the check did not run: {type(exc).__name__}") from exc
-            finally:  # (by pid: a poll here could reap a child the loop has not seen exit)
-                signal_child(child, signal.SIGKILL)
+            finally:
+                if child.returncode is None:  # (cancelled, failed, or past the time)
+                    # By pid, and waited for here, shielded: a cancelled wait in the
+                    # closing below would kill by poll, which may reap a child before
+                    # the loop sees it exit (a status 255 and a logged warning).
+                    signal_child(child, signal.SIGKILL)
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(_START_TIME):
+                        await child.wait()
 
 
 async def _read_to_end(source: BufferedByteReceiveStream, into: list[bytes]) -> None:
