@@ -8,6 +8,7 @@ import re
 import subprocess
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -92,6 +93,15 @@ def test_a_free_port_on_a_name_for_several_addresses_is_served_where_the_banner_
     assert host in ("[::1]", "127.0.0.1")  # (the first this machine binds, by address)
     assert int(port) > 0
     assert _status(f"{base}/?token={token}") == 101
+    assert kit.stop(server) == 0
+
+
+def test_a_token_with_url_characters_is_printed_encoded(kit: Any) -> None:
+    # (printed as it was, its "+" read back as a space, its "&" and "#" cut it: refused)
+    token = "plus+amp&hash#pct%-1234567"
+    server, base, printed = kit.ws("wire", "--ws", "127.0.0.1:0", "--token", token)
+    assert unquote(printed) == token
+    assert _status(f"{base}/?token={printed}") == 101
     assert kit.stop(server) == 0
 
 

@@ -31,6 +31,7 @@ from wireproto.cli.wsauth import (
     new_token,
     parse_listen,
     token_problem,
+    token_query,
 )
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
@@ -197,7 +198,7 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
         async with serve_websocket(
             on_connection, listener.host, listener.port, process_request=listener.check
         ) as server:
-            print(f"wireproto: listening on {server.url}/?token={listener.token}",
+            print(f"wireproto: listening on {server.url}/{token_query(listener.token)}",
                   file=sys.stderr, flush=True)
             log.info("%s: listening on %s", name, server.url)
             await stop.wait()
