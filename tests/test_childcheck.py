@@ -198,7 +198,10 @@ async def test_a_cancelled_check_waits_for_its_killed_child(
             tg.cancel_scope.cancel()
         with pytest.raises(ProcessLookupError):  # killed and reaped
             os.kill(int(pid_file.read_text()), 0)
-    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
+    said = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    # ("Close running child process: kill ...", "Unknown child process pid ...", "... exit
+    # status already read ...": not the debug mode's slow-step notes on a loaded machine)
+    assert [line for line in said if "child process" in line] == []
 
 
 async def test_a_check_cancelled_while_its_child_starts_leaves_no_child(
