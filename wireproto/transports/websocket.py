@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import functools
+import ipaddress
 import logging
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -413,6 +414,11 @@ async def _one_address(host: str) -> list[str]:
     (``localhost``: ``::1`` and ``127.0.0.1``) those addresses, in the resolver's order,
     to bind only the first usable one: bound together, each would get a free port of its
     own, and a client told one port would find another server, or none, on the others."""
+    try:
+        ipaddress.ip_address(host)
+        return [host]  # (an address: no resolver asked)
+    except ValueError:
+        pass
     try:
         found = await anyio.getaddrinfo(host, 0, type=socket.SOCK_STREAM,
                                         flags=socket.AI_PASSIVE)
