@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import signal
 import uuid
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from wireproto import _childcheck
@@ -173,6 +177,60 @@ async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
     with pytest.raises(ProcessLookupError):  # killed and reaped
         os.kill(int(pid_file.read_text()), 0)
 
+
+async def test_a_cancelled_check_waits_for_its_killed_child(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # (killed by pid and waited for, shielded: the closing's cancelled wait killed by a
+    # poll, which may reap the child before the loop sees it: status 255, a warning)
+    pid_file = tmp_path / "pid"
+    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
+            + READY + "while True: pass\n")
+    caplog.set_level(logging.WARNING, logger="asyncio")
+    for _ in range(5):  # (each a child killed as it is cancelled)
+        pid_file.unlink(missing_ok=True)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(check_apart, code, b"", 60)
+            for _ in range(1200):  # (its start may take a while on a loaded machine)
+                if pid_file.exists() and pid_file.read_text():
+                    break
+                await anyio.sleep(0.05)
+            tg.cancel_scope.cancel()
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(int(pid_file.read_text()), 0)
+    said = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    # ("Close running child process: kill ...", "Unknown child process pid ...", "... exit
+    # status already read ...": not the debug mode's slow-step notes on a loaded machine)
+    assert [line for line in said if "child process" in line] == []
+
+
+async def test_a_check_cancelled_while_its_child_starts_leaves_no_child(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (a loaded machine: the child runs before open_process returns; the cancel comes then)
+    spawned, cancelled, pids = anyio.Event(), anyio.Event(), []
+    open_process = anyio.open_process
+
+    async def slow_to_return(*args: object, **kwargs: object) -> anyio.abc.Process:
+        process = await open_process(*args, **kwargs)  # type: ignore[arg-type]
+        pids.append(process.pid)
+        spawned.set()
+        await cancelled.wait()
+        return process
+
+    monkeypatch.setattr(anyio, "open_process", slow_to_return)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(check_apart, READY + "while True: pass\n", b"", 60)
+            await spawned.wait()
+            tg.cancel_scope.cancel()
+            cancelled.set()
+        with pytest.raises(ProcessLookupError):  # killed and reaped
+            os.kill(pids[0], 0)
+    finally:
+        for pid in pids:  # (what a failure left running)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_path_entry_that_is_not_a_string_is_left_out(

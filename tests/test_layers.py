@@ -41,6 +41,7 @@ INTERNAL: dict[str, tuple[str, ...]] = {
     "_switches": (),  # process-wide switches (WIREPROTO_NO_FAST_PATHS), likewise
     "_backend": (),  # which event loop runs the current task, likewise
     "_childcheck": (),  # checks run in a child Python, bounded in time, likewise
+    "_childsignal": (),  # a signal to a child by pid, while the pid is still its, likewise
     "_masking": (),  # secrets masked in text (log lines, a child's stderr), likewise
     "jsonrpc": ("errors",),
     # transports depend only on jsonrpc.framing and errors
@@ -66,7 +67,8 @@ INTERNAL: dict[str, tuple[str, ...]] = {
 
 # Top-level private modules that every layer may import.
 PRIVATE_HELPERS = (f"{PACKAGE}._lazy", f"{PACKAGE}._switches", f"{PACKAGE}._backend",
-                   f"{PACKAGE}._childcheck", f"{PACKAGE}._masking")
+                   f"{PACKAGE}._childcheck", f"{PACKAGE}._childsignal",
+                   f"{PACKAGE}._masking")
 
 # Layer -> third-party top-level packages it must never import.
 EXTERNAL: dict[str, tuple[str, ...]] = {

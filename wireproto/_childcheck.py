@@ -17,6 +17,7 @@ again.
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -26,6 +27,8 @@ from typing import TypeVar
 import anyio
 from anyio.lowlevel import RunVar
 from anyio.streams.buffered import BufferedByteReceiveStream
+
+from wireproto._childsignal import signal_child
 
 __all__ = ["CHECKS_AT_ONCE", "CHECK_TIME", "CheckFailed", "check_apart", "search_apart"]
 
@@ -81,10 +84,11 @@ async def _run_apart(code: str, given: bytes, seconds: float) -> tuple[bytes, bo
     path = [entry for entry in sys.path if isinstance(entry, str)]  # (imports skip the rest)
     async with _places():
         try:
-            child = await anyio.open_process(
-                [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(path)],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )
+            with anyio.CancelScope(shield=True):  # (a cancel meanwhile would orphan the child)
+                child = await anyio.open_process(
+                    [sys.executable, "-I", "-c", _PRELUDE + code, json.dumps(path)],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                )
         except OSError as exc:
             raise CheckFailed(f"cannot start {sys.executable}: {exc}") from exc
         async with child:
@@ -104,7 +108,7 @@ async def _run_apart(code: str, given: bytes, seconds: float) -> tuple[bytes, bo
                     if await child.wait() != 0:
                         raise CheckFailed(f"the check exited with status {child.returncode}")
                     return b"".join(output), True
-                child.kill()
+                signal_child(child, signal.SIGKILL)
                 with anyio.move_on_after(_START_TIME):  # (its pipe ends with it)
                     await _read_to_end(out, output)
                 return b"".join(output), False
@@ -112,8 +116,13 @@ async def _run_apart(code: str, given: bytes, seconds: float) -> tuple[bytes, bo
                     anyio.DelimiterNotFound) as exc:
                 raise CheckFailed(f"the check did not run: {type(exc).__name__}") from exc
             finally:
-                if child.returncode is None:
-                    child.kill()
+                if child.returncode is None:  # (cancelled, failed, or past the time)
+                    # By pid, and waited for here, shielded: a cancelled wait in the
+                    # closing below would kill by poll, which may reap a child before
+                    # the loop sees it exit (a status 255 and a logged warning).
+                    signal_child(child, signal.SIGKILL)
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(_START_TIME):
+                        await child.wait()
 
 
 async def _read_to_end(source: BufferedByteReceiveStream, into: list[bytes]) -> None:

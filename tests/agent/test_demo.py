@@ -319,14 +319,20 @@ async def test_slow_ticks(runtime: Runtime, session: Session, channel: Recording
     assert await say(runtime, session, "/slow many") == "Usage: /slow N"
 
 
-async def test_slow_takes_steering_between_ticks(
-    runtime: Runtime, session: Session, channel: RecordingChannel
-) -> None:
-    async with anyio.create_task_group() as tg:
-        content: list[ContentBlock] = [Text("/slow 3")]
-        tg.start_soon(runtime.prompt, session, content)
-        await channel.wait_until(lambda: "tick 1" in channel.text())
-        assert runtime.steer(session, [Text("go faster")])
+async def test_slow_takes_steering_between_ticks(runtime: Runtime, workdir: Path) -> None:
+    steered: list[bool] = []
+
+    class SteerAtTick1(RecordingChannel):  # (steers while "tick 1" is sent: before tick 2)
+        async def send(self, session: Session, event: Event, *, replay: bool = False) -> None:
+            await super().send(session, event, replay=replay)
+            if isinstance(event, AgentMessageChunk) and event.text == "tick 1":
+                steered.append(runtime.steer(session, [Text("go faster")]))
+
+    channel = SteerAtTick1()
+    session = await runtime.new_session(channel, str(workdir))
+    content: list[ContentBlock] = [Text("/slow 3")]
+    assert (await runtime.prompt(session, content)).value == "end_turn"
+    assert steered == [True]
     kinds = [
         e.text if isinstance(e, AgentMessageChunk) else "steer"
         for e in channel.events()

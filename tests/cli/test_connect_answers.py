@@ -117,6 +117,7 @@ def test_the_transcript_shows_which_way_files_went(kit: Any, tmp_path: Path, fs:
 
 
 STUBBORN = textwrap.dedent("""
+    import os
     import anyio
     from wireproto.agent.api import Agent
     from wireproto.agent.events import StopReason
@@ -124,8 +125,9 @@ STUBBORN = textwrap.dedent("""
     class Stubborn(Agent):
         async def prompt(self, turn):
             await turn.say("working")
-            with anyio.CancelScope(shield=True):  # finishes its step before it stops
-                await anyio.sleep(3)
+            with anyio.CancelScope(shield=True):  # finishes its step before it stops:
+                while not os.path.exists(RELEASED):  # (the test's word, after its Ctrl-Cs)
+                    await anyio.sleep(0.05)
             return StopReason.END_TURN
 
     agent = Stubborn()
@@ -133,7 +135,8 @@ STUBBORN = textwrap.dedent("""
 
 
 def test_a_script_stopped_with_ctrl_c_exits_130(kit: Any, tmp_path: Path) -> None:
-    (tmp_path / "stubborn.py").write_text(STUBBORN)
+    released = tmp_path / "released"
+    (tmp_path / "stubborn.py").write_text(f"RELEASED = {str(released)!r}\n" + STUBBORN)
     (tmp_path / "s.txt").write_text("go\nnever sent\n")
     proc = kit.spawn("connect", "acp", "--script", "s.txt", "--", *kit.wireproto, "acp",
                      "--agent", "stubborn.py:agent", cwd=tmp_path, stdin=subprocess.DEVNULL,
@@ -141,6 +144,8 @@ def test_a_script_stopped_with_ctrl_c_exits_130(kit: Any, tmp_path: Path) -> Non
     proc.wait_out("working")
     proc.signal_group(signal.SIGINT)  # asks the agent to cancel the turn
     proc.wait_out("^C cancelling the turn")
-    proc.signal_group(signal.SIGINT)  # quits
+    proc.signal_group(signal.SIGINT)  # quits (while the turn still runs)
+    proc.wait_out("(Ctrl-C again to quit)\n^C\n")
+    released.touch()  # the turn ends only now: a script that went on would show it
     assert proc.wait() == 130
     assert "> never sent" not in proc.out.decode()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-SLOW = "/slow 100"
+SLOW = "/slow 1000000"  # (a turn that only a cancel ends)
 
 
 def _stdout_is_empty(proc: Any) -> bool:
@@ -78,7 +78,6 @@ def test_end_of_input_or_sigterm_mid_turn_cancels_and_exits_zero(
     rest = proc.rest()
     assert proc.wait() == 0  # well within 5 s in practice; the limit here is generous
     assert any(_CANCELLED[command](m) for m in rest), rest  # resolved visibly
-    assert not any("tick 100" in json.dumps(m) for m in rest)
     if command == "wire":
         types = [m["params"]["type"] for m in rest if m.get("method") == "event"]
         assert types[-2:] == ["StepInterrupted", "TurnEnd"]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
@@ -59,6 +62,47 @@ def test_token_and_origin_are_enforced_and_the_token_stays_out_of_the_log(kit: A
     assert re.search(r"refused: origin 'http://evil.example' not allowed", log)
     stderr_logs = server.err.replace(banners[0], "")
     assert token not in stderr_logs and wrong not in stderr_logs
+
+
+# A name that both loopback addresses stand for (as ``localhost`` does on many machines),
+# for the child: its resolver is the only part replaced, the binding is real.
+DUAL_NAME = "dual-loopback.test"
+DUAL_RESOLVER = f"""import socket
+_resolve = socket.getaddrinfo
+def getaddrinfo(host, *args, **kwargs):
+    if host in ({DUAL_NAME!r}, {DUAL_NAME.encode()!r}):
+        return _resolve("::1", *args, **kwargs) + _resolve("127.0.0.1", *args, **kwargs)
+    return _resolve(host, *args, **kwargs)
+socket.getaddrinfo = getaddrinfo
+"""
+
+
+def test_a_free_port_on_a_name_for_several_addresses_is_served_where_the_banner_says(
+    kit: Any, tmp_path: Path
+) -> None:
+    # (each address bound on a free port of its own: the banner named the name and one port)
+    resolver = tmp_path / "resolver"
+    resolver.mkdir()
+    (resolver / "sitecustomize.py").write_text(DUAL_RESOLVER)
+    kit.env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(resolver), kit.env.get("PYTHONPATH")])
+    )
+    token = "dual-loopback-token-1234"
+    server, base, _ = kit.ws("wire", "--ws", f"{DUAL_NAME}:0", "--token", token)
+    host, _, port = base.removeprefix("ws://").rpartition(":")
+    assert host in ("[::1]", "127.0.0.1")  # (the first this machine binds, by address)
+    assert int(port) > 0
+    assert _status(f"{base}/?token={token}") == 101
+    assert kit.stop(server) == 0
+
+
+def test_a_token_with_url_characters_is_printed_encoded(kit: Any) -> None:
+    # (printed as it was, its "+" read back as a space, its "&" and "#" cut it: refused)
+    token = "plus+amp&hash#pct%-1234567"
+    server, base, printed = kit.ws("wire", "--ws", "127.0.0.1:0", "--token", token)
+    assert unquote(printed) == token
+    assert _status(f"{base}/?token={printed}") == 101
+    assert kit.stop(server) == 0
 
 
 def test_explicit_token_from_the_environment(kit: Any) -> None:
@@ -158,10 +202,10 @@ def test_sigterm_with_a_turn_running_on_a_connection(kit: Any, command: str) -> 
             new = kit.request(1, "session/new", {"cwd": str(kit.tmp), "mcpServers": []})
             sid = _call(ws, new)[-1]["result"]["sessionId"]
             prompt = kit.request(2, "session/prompt", {
-                "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 100"}]})
+                "sessionId": sid, "prompt": [{"type": "text", "text": "/slow 1000000"}]})
         else:
             _call(ws, kit.wire_init)
-            prompt = kit.request(2, "prompt", {"user_input": "/slow 100"})
+            prompt = kit.request(2, "prompt", {"user_input": "/slow 1000000"})
         ws.send(json.dumps(prompt))
         while "tick 2" not in ws.recv(timeout=20):
             pass
@@ -201,7 +245,7 @@ def test_a_busy_session_is_refused_with_a_close_code_and_a_reason(kit: Any) -> N
     url = f"{base}/?token={token}&session=shared"
     with connect(url) as first:
         _call(first, kit.wire_init)
-        first.send(json.dumps(kit.request("p", "prompt", {"user_input": "/slow 100"})))
+        first.send(json.dumps(kit.request("p", "prompt", {"user_input": "/slow 1000000"})))
         while "tick 1" not in first.recv(timeout=20):
             pass
         with connect(url) as second:

@@ -137,12 +137,11 @@ def test_an_acp_elicitation_is_answered_with_the_form(start_inspector: Any, page
 def test_cancel_during_slow(start_inspector: Any, page: Any, protocol: str) -> None:
     inspector = start_inspector("--agent-protocol", protocol, "--", *AGENTS[protocol])
     opened(page, inspector.url)
-    prompt(page, "/slow 400")
+    prompt(page, "/slow 1000000")  # (a turn that only the cancel ends)
     expect(agent_text(page).last).to_contain_text("tick 2", timeout=WAIT)
     expect(page.locator("#cancel")).to_be_enabled()
     page.click("#cancel")
     expect(page.locator("#conversation .stop").last).to_have_text("[cancelled]", timeout=WAIT)
-    assert "tick 400" not in agent_text(page).last.inner_text()
     expect(page.locator("#cancel")).to_be_disabled()
 
 

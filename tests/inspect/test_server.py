@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import anyio
 import msgspec
@@ -113,6 +114,17 @@ async def test_the_page_needs_its_token() -> None:
         assert "frame-ancestors 'none'" in csp
         assert headers["referrer-policy"] == "no-referrer"
         assert headers["x-content-type-options"] == "nosniff"
+
+
+async def test_a_token_with_url_characters_is_in_the_url_encoded() -> None:
+    # (given as it was, its "+" read back as a space, its "&" and "#" cut it: refused)
+    token = "plus+amp&hash#pct%-1234567"
+    inspector = Inspector(Recorder(), None, {"mode": "trace", "protocol": None, "state": "trace"})
+    async with serve_inspector(inspector, "127.0.0.1", 0, token) as url:
+        path = "/" + url.split("/", 3)[3]
+        assert path == "/?token=" + quote(token, safe="")
+        status, _, _ = await http_get(url, path)
+        assert status == 200
 
 
 async def test_assets_unknown_paths_and_foreign_hosts() -> None:

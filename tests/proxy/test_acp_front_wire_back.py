@@ -112,7 +112,7 @@ async def test_approvals_allow_once_reject_and_allow_always(tmp_path: Path) -> N
 async def test_cancel_ends_the_backend_turn(tmp_path: Path) -> None:
     async with proxied(tmp_path) as acp:
         sid = (await acp.new_session(str(tmp_path))).session_id
-        async with acp.prompt(sid, "/slow 400") as turn:
+        async with acp.prompt(sid, "/slow 1000000") as turn:
             async for update in turn:
                 if isinstance(update, s.AgentMessageChunk):
                     await acp.cancel(sid)

@@ -103,7 +103,7 @@ async def test_cancel_and_resume_with_session(tmp_path: Path) -> None:
             status: list[str] = []
 
             async def run() -> None:
-                status.append((await wire.prompt("/slow 400")).status)
+                status.append((await wire.prompt("/slow 1000000")).status)
 
             tg.start_soon(run)
             async for event in wire.events():
@@ -234,23 +234,20 @@ async def test_model_flag_reaches_the_backend_option_and_plan_mode_is_refused(
 
 
 async def test_steer_is_sent_as_the_next_prompt_of_the_turn(tmp_path: Path) -> None:
-    async with proxied(tmp_path) as wire:
-        async with anyio.create_task_group() as tg:
-            status: list[str] = []
+    clients: list[WireClient] = []
 
-            async def run() -> None:
-                status.append((await wire.prompt("/slow 10")).status)
+    async def steer_then_approve(request: m.ApprovalRequest) -> Any:
+        await clients[0].steer("and then this")  # (the backend's turn waits for the answer)
+        return "approve"
 
-            tg.start_soon(run)
-            async for event in wire.events():
-                if isinstance(event, m.TextPart):
-                    await wire.steer("and then this")
-                    break
-        assert status == ["finished"]
+    async with proxied(tmp_path, on_approval=steer_then_approve) as wire:
+        clients.append(wire)
+        assert (await wire.prompt("/write s.txt first")).status == "finished"
         events = wire.take_events()
         steers = [e for e in events if isinstance(e, m.SteerInput)]
         assert [e.user_input for e in steers] == ["and then this"]
         assert _text(events).endswith("You said: and then this")
+    assert (tmp_path / "s.txt").read_text() == "first"
 
 
 async def test_files_stay_with_the_acp_backend(tmp_path: Path) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import socket
 import sys
+from typing import Any
 
 import anyio
 import pytest
@@ -90,6 +92,29 @@ async def test_a_plain_get_is_answered_with_an_http_response() -> None:
         assert body == b"<p>hi</p>"
         async with connect_websocket(server.url) as stream:
             assert await stream.receive() == b"still a websocket"
+
+
+async def test_a_free_port_on_a_name_for_several_addresses_binds_the_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (a name both loopback addresses stand for, as localhost often is: bound together,
+    # each got a free port of its own while server.url named the name and one port)
+    resolve = socket.getaddrinfo
+
+    def dual(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in ("dual-loopback.test", b"dual-loopback.test"):
+            return resolve("::1", *args, **kwargs) + resolve("127.0.0.1", *args, **kwargs)
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", dual)
+
+    async def handler(stream: WebSocketStream, request: WebSocketRequest) -> None:
+        await stream.send(b"here\n")
+
+    async with serve_websocket(handler, "dual-loopback.test", 0) as server:
+        assert server.host in ("::1", "127.0.0.1")  # (the first this machine binds)
+        async with connect_websocket(server.url) as stream:
+            assert await stream.receive() == b"here"
 
 
 async def test_failing_handler_breaks_the_connection() -> None:

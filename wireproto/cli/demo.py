@@ -20,6 +20,7 @@ import logging
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -195,6 +196,7 @@ class DemoContext:
 
     @asynccontextmanager
     async def _ws_server(self, cmd: list[str], query: str) -> AsyncIterator[Server]:
+        from wireproto._childsignal import signal_child
         from wireproto.transports.websocket import connect_websocket
 
         process = await anyio.open_process(
@@ -209,13 +211,13 @@ class DemoContext:
                 async with connect_websocket(url + query) as ws:
                     server = Server(ws, process.pid, "SIGTERM")
                     yield server
-                process.terminate()
+                signal_child(process, signal.SIGTERM)  # (not an error if it has just exited)
                 with anyio.move_on_after(self.timeout):
                     await process.wait()
         finally:
             with anyio.CancelScope(shield=True):
                 if process.returncode is None:
-                    process.kill()
+                    signal_child(process, signal.SIGKILL)
                     await process.wait()
                 if server is not None:
                     server.returncode = process.returncode

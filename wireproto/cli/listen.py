@@ -31,6 +31,7 @@ from wireproto.cli.wsauth import (
     new_token,
     parse_listen,
     token_problem,
+    token_query,
 )
 from wireproto.errors import AgentError, AuthRequired, Busy, InvalidArgument, NotFound
 
@@ -62,7 +63,8 @@ def add_ws_options(parser: argparse.ArgumentParser, *, required: bool = False) -
     """Add ``--ws``, ``--token`` and ``--allow-origin`` to ``parser``."""
     parser.add_argument(
         "--ws", metavar="[HOST:]PORT", required=required,
-        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one); "
+        help="serve over websocket on HOST (default 127.0.0.1) and PORT (0: a free one, "
+             "on the first address only of a HOST naming several, as localhost may); "
              "clients must send the token: the URL to use, token included, is printed on "
              "stderr (wireproto: listening on ws://...?token=...)",
     )
@@ -196,7 +198,7 @@ async def serve_listener(listener: Listener, handler: ConnectionHandler, name: s
         async with serve_websocket(
             on_connection, listener.host, listener.port, process_request=listener.check
         ) as server:
-            print(f"wireproto: listening on {server.url}/?token={listener.token}",
+            print(f"wireproto: listening on {server.url}/{token_query(listener.token)}",
                   file=sys.stderr, flush=True)
             log.info("%s: listening on %s", name, server.url)
             await stop.wait()

@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 import anyio
@@ -271,6 +272,8 @@ def _main_translate(args: argparse.Namespace, cmd: list[str], serve: str) -> int
 async def _pass_through(cmd: list[str]) -> int:
     """Relay on stdio with nothing to record: the agent inherits our stdin and stdout,
     so its messages are not even copied; a stop signal terminates it."""
+    from wireproto._childsignal import signal_child
+
     stop = anyio.Event()
     async with anyio.create_task_group() as tg:
         await tg.start(watch_signals, stop, tg.cancel_scope)
@@ -284,9 +287,9 @@ async def _pass_through(cmd: list[str]) -> int:
 
         async def until_stop() -> None:
             await stop.wait()
-            process.terminate()
+            signal_child(process, signal.SIGTERM)  # (not an error if it has just exited)
             await anyio.sleep(CHILD_SHUTDOWN_STEP)
-            process.kill()
+            signal_child(process, signal.SIGKILL)
 
         tg.start_soon(until_stop)
         status = await process.wait()

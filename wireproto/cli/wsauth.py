@@ -14,10 +14,16 @@ import ipaddress
 import logging
 import secrets
 from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 __all__ = [
-    "MIN_TOKEN_LENGTH", "WsGuard", "is_loopback", "new_token", "parse_listen", "token_problem"
+    "MIN_TOKEN_LENGTH",
+    "WsGuard",
+    "is_loopback",
+    "new_token",
+    "parse_listen",
+    "token_problem",
+    "token_query",
 ]
 
 log = logging.getLogger(__name__)
@@ -47,6 +53,12 @@ def token_problem(token: str) -> str | None:
         return ("the token holds whitespace or a control character (it travels in headers "
                 "and URLs: give one without)")
     return None
+
+
+def token_query(token: str) -> str:
+    """``?token=...`` for a printed URL: the token percent-encoded, so that one holding
+    ``+``, ``&``, ``#`` or ``%`` reads back as itself."""
+    return "?token=" + quote(token, safe="")
 
 
 def parse_listen(spec: str) -> tuple[str, int]:

@@ -46,7 +46,7 @@ import anyio.abc
 import msgspec
 from anyio.streams.memory import MemoryObjectSendStream
 
-from wireproto.cli.wsauth import WsGuard, is_loopback
+from wireproto.cli.wsauth import WsGuard, is_loopback, token_query
 from wireproto.inspect.decode import describe
 from wireproto.inspect.record import Record, Recorder, trace_line
 from wireproto.inspect.tap import Tap
@@ -350,7 +350,7 @@ async def serve_inspector(
         await inspector.serve_page(ws)
 
     async with serve_websocket(on_page, host, port, process_request=site.check) as server:
-        site.port = server.port
-        shown = f"[{host}]" if ":" in host else host
-        yield f"http://{shown}:{server.port}/?token={token}"
+        site.host, site.port = server.host, server.port  # (the address bound, for a name)
+        shown = f"[{server.host}]" if ":" in server.host else server.host
+        yield f"http://{shown}:{server.port}/{token_query(token)}"
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import subprocess
 from collections import deque
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
@@ -62,6 +63,7 @@ from typing import Literal
 import anyio
 import anyio.abc
 
+from wireproto._childsignal import signal_child
 from wireproto._masking import masked
 from wireproto.errors import ConnectionClosed, ProcessExited
 from wireproto.jsonrpc.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -300,21 +302,15 @@ async def _shut_down(stream: SubprocessStream, name: str, step: float) -> None:
     async with anyio.create_task_group() as tg:
         tg.start_soon(_discard, stream.stdout)
         ended_by = "stdin closed"
-        for signal_name, send_signal in (
-            ("SIGTERM", process.terminate),
-            ("SIGKILL", process.kill),
-        ):
+        for signum in (signal.SIGTERM, signal.SIGKILL):
             with anyio.move_on_after(step):
                 await process.wait()
             if process.returncode is not None:
                 break
             log.warning("%s (pid %d) still running %g s after %s; sending %s", name,
-                        process.pid, step, ended_by, signal_name)
-            ended_by = signal_name
-            try:
-                send_signal()
-            except ProcessLookupError:
-                pass
+                        process.pid, step, ended_by, signum.name)
+            ended_by = signum.name
+            signal_child(process, signum)
         returncode = await process.wait()
         tg.cancel_scope.cancel()
     stream.ended_by = ended_by

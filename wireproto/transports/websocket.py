@@ -42,10 +42,13 @@ WebSocket has no half-close: ``send_eof`` starts the closing handshake.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
+import ipaddress
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
@@ -357,7 +360,11 @@ async def serve_websocket(
         handler: serves one connection; the connection is closed when it
             returns (1000), or fails with 1011 if it raises.
         host: the address to bind (loopback by default).
-        port: the port to bind (0: any free port; see ``server.port``).
+        port: the port to bind (0: any free port; see ``server.port``). With 0, a
+            ``host`` naming several addresses (``localhost``: ``::1`` and
+            ``127.0.0.1``) is bound on its first one only (the one this machine
+            can bind), which ``server.host`` names (bound together, each address
+            would get a free port of its own).
         max_bytes: the largest accepted inbound message (default 64 MiB).
         process_request: checks each handshake (path, headers) first and
             may refuse it with an HTTP status, e.g. for token auth or an
@@ -382,10 +389,43 @@ async def serve_websocket(
         await handler(stream, info)
 
     check = None if process_request is None else functools.partial(_check, process_request)
-    async with backend.serve(
-        on_connection, host=host, port=port, max_bytes=max_bytes, process_request=check
-    ) as bound_port:
-        yield WebSocketServer(host, bound_port)
+    candidates = await _one_address(host) if port == 0 else [host]
+    async with AsyncExitStack() as stack:
+        for address in candidates:  # (the first that this machine can bind)
+            try:
+                bound_port = await stack.enter_async_context(backend.serve(
+                    on_connection, host=address, port=port, max_bytes=max_bytes,
+                    process_request=check,
+                ))
+            except OSError as exc:
+                if address == candidates[-1] or exc.errno not in _FAMILY_NOT_HERE:
+                    raise
+                continue
+            yield WebSocketServer(address, bound_port)
+            return
+
+
+_FAMILY_NOT_HERE = (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
+"""A bind's errors that say the address's family is not usable on this machine (IPv6 off)."""
+
+
+async def _one_address(host: str) -> list[str]:
+    """For a free port (0): ``[host]``, or when ``host`` names several addresses
+    (``localhost``: ``::1`` and ``127.0.0.1``) those addresses, in the resolver's order,
+    to bind only the first usable one: bound together, each would get a free port of its
+    own, and a client told one port would find another server, or none, on the others."""
+    try:
+        ipaddress.ip_address(host)
+        return [host]  # (an address: no resolver asked)
+    except ValueError:
+        pass
+    try:
+        found = await anyio.getaddrinfo(host, 0, type=socket.SOCK_STREAM,
+                                        flags=socket.AI_PASSIVE)
+    except OSError:
+        return [host]  # (the bind says what is wrong with it)
+    addresses = list(dict.fromkeys(str(sockaddr[0]) for *_, sockaddr in found))
+    return addresses if len(addresses) > 1 else [host]
 
 
 def _reason(body: bytes | bytearray | None) -> str:

@@ -203,7 +203,7 @@ async def test_slow_cancel_and_busy(open_wire: OpenWire, kind: str) -> None:
         results: list[PromptResult] = []
 
         async def run() -> None:
-            results.append(await client.prompt("/slow 200"))
+            results.append(await client.prompt("/slow 1000000"))  # (runs until cancelled)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(run)
@@ -217,9 +217,9 @@ async def test_slow_cancel_and_busy(open_wire: OpenWire, kind: str) -> None:
             await client.cancel()
         assert results == [PromptResult(status="cancelled")]
         events = client.take_events()
-        assert_turn_shape(events, "/slow 200")
+        assert_turn_shape(events, "/slow 1000000")
         assert events[-2:] == [m.StepInterrupted(), m.TurnEnd()]
-        assert 1 <= len(of_type(events, m.TextPart)) < 200
+        assert len(of_type(events, m.TextPart)) >= 1
         for method in (client.cancel(), client.steer("late")):
             with pytest.raises(RpcError) as idle:
                 await method
@@ -231,13 +231,21 @@ async def test_slow_cancel_and_busy(open_wire: OpenWire, kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 async def test_steer_reaches_the_turn(open_wire: OpenWire, kind: str) -> None:
-    ticks = Ticks()
-    async with open_wire(kind, on_event=ticks) as served:
+    ticks, steered = Ticks(), anyio.Event()
+
+    async def on_event(event: Any) -> None:
+        await ticks(event)
+        if isinstance(event, m.SteerInput):
+            steered.set()
+
+    async with open_wire(kind, on_event=on_event) as served:
         client = served.client
         async with anyio.create_task_group() as tg:
-            tg.start_soon(awaited, client.prompt("/slow 3"))
+            tg.start_soon(awaited, client.prompt("/slow 1000000"))  # (runs until cancelled)
             await ticks.first.wait()
             await client.steer("go faster")
+            await steered.wait()  # the turn took it
+            await client.cancel()
         events = client.take_events()
         assert of_type(events, m.SteerInput) == [m.SteerInput(user_input="go faster")]
         assert isinstance(events[-1], m.TurnEnd)

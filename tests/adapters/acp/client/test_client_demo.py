@@ -233,7 +233,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
     async with demo(transport, anyio_backend_name, on_permission=never) as (client, _):
         first = (await client.new_session(str(tmp_path))).session_id
         second = (await client.new_session(str(tmp_path))).session_id
-        async with client.prompt(first, "/slow 400") as slow, client.prompt(
+        async with client.prompt(first, "/slow 1000000") as slow, client.prompt(
             second, "/slow 3"
         ) as quick:
             ticks = []
@@ -241,7 +241,7 @@ async def test_cancelling_one_session_leaves_the_other_running(
                 ticks.append(text_of([update]))
                 await client.cancel(first)
             assert slow.stop_reason == "cancelled"
-            assert 1 <= len(ticks) < 400
+            assert len(ticks) >= 1
             assert text_of(await quick.collect()) == "tick 1tick 2tick 3"
             assert quick.stop_reason == "end_turn"
 

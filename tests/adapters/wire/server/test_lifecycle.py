@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -547,3 +548,21 @@ async def test_hook_matchers_are_searched_in_bounded_time(open_raw: OpenRaw) -> 
                                                   "action": "block", "reason": "no"}))
             after = await raw.collect(f"p{n + 2}")
             assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=False"}]
+
+
+async def test_hook_matchers_that_cannot_be_searched_say_so_once(
+    open_raw: OpenRaw, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # (a child that cannot start was logged twice, the second time as too slow)
+    hooks = [{"id": "regex", "event": "PreToolUse", "matcher": "^x.*y$"}]
+    monkeypatch.setattr("sys.executable", "")  # (no child can start)
+    caplog.set_level(logging.WARNING)
+    async with open_raw(agent=HookOnPrompt()) as raw:
+        await raw.call("i", "initialize", {"protocol_version": "1.10", "hooks": hooks})
+        target = f"x{uuid.uuid4()}y"  # (a pair never searched: not known already)
+        after = await raw.collect_call("p1", "prompt", {"user_input": target})
+        assert "request" not in kinds(after)  # no hook runs (fail open)
+        assert payloads(after, "ContentPart") == [{"type": "text", "text": "allowed=True"}]
+    said = [r.getMessage() for r in caplog.records if "hook matchers" in r.getMessage()]
+    assert len(said) == 1, said
+    assert "could not be searched (cannot start" in said[0] and "too long" not in said[0]

@@ -205,7 +205,7 @@ async def test_cancel_ignores_params(open_raw: OpenRaw, params: Any) -> None:
         await raw.send(message)
         assert await raw.recv() == error("c", -32000, "No agent turn is in progress")
         await raw.send({"jsonrpc": "2.0", "id": "p", "method": "prompt",
-                        "params": {"user_input": "/slow 100"}})
+                        "params": {"user_input": "/slow 1000000"}})
         while event(await raw.recv())[0] != "ContentPart":
             pass
         await raw.send(message)

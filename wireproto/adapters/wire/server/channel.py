@@ -376,14 +376,14 @@ class WireChannel:
             else:
                 apart.append(sub)
         if apart:
+            why = "take too long"
             try:
                 matched = await search_apart([(sub.matcher, target) for sub in apart])
             except CheckFailed as exc:
-                log.warning("%s: hook matchers not searched (%s)", self.name, exc)
-                matched = None
+                matched, why = None, f"could not be searched ({exc})"
             if matched is None:
-                log.warning("%s: hook matchers take too long on %r: those hooks do not run",
-                            self.name, target)
+                log.warning("%s: hook matchers %s on %r: those hooks do not run",
+                            self.name, why, target)
             else:
                 found.extend(sub for sub in apart if matched[(sub.matcher, target)])
                 found.sort(key=self.hooks.index)  # (in subscription order)
