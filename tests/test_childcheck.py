@@ -163,19 +163,28 @@ async def test_no_python_to_start_is_check_failed(
         await check_apart(READY, b"")
 
 
-async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
-    pid_file = tmp_path / "pid"
+def _written(pid_file: Path) -> str:
+    return pid_file.read_text() if pid_file.exists() else ""
+
+
+async def _cancel_a_running_check(pid_file: Path) -> None:
+    """Start a check whose child writes its pid to ``pid_file`` (a new path) and runs for
+    ever; cancel it once the child runs; the child must be killed and reaped."""
     code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
             + READY + "while True: pass\n")
     async with anyio.create_task_group() as tg:
         tg.start_soon(check_apart, code, b"", 60)
         for _ in range(1200):  # (its start may take a while on a loaded machine)
-            if pid_file.exists() and pid_file.read_text():
+            if _written(pid_file):
                 break
             await anyio.sleep(0.05)
         tg.cancel_scope.cancel()  # (while the child runs)
     with pytest.raises(ProcessLookupError):  # killed and reaped
-        os.kill(int(pid_file.read_text()), 0)
+        os.kill(int(_written(pid_file)), 0)
+
+
+async def test_a_cancelled_check_leaves_no_child(tmp_path: Path) -> None:
+    await _cancel_a_running_check(tmp_path / "pid")
 
 
 async def test_a_cancelled_check_waits_for_its_killed_child(
@@ -183,21 +192,9 @@ async def test_a_cancelled_check_waits_for_its_killed_child(
 ) -> None:
     # (killed by pid and waited for, shielded: the closing's cancelled wait killed by a
     # poll, which may reap the child before the loop sees it: status 255, a warning)
-    pid_file = tmp_path / "pid"
-    code = (f"import os, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))\n"
-            + READY + "while True: pass\n")
     caplog.set_level(logging.WARNING, logger="asyncio")
-    for _ in range(5):  # (each a child killed as it is cancelled)
-        pid_file.unlink(missing_ok=True)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(check_apart, code, b"", 60)
-            for _ in range(1200):  # (its start may take a while on a loaded machine)
-                if pid_file.exists() and pid_file.read_text():
-                    break
-                await anyio.sleep(0.05)
-            tg.cancel_scope.cancel()
-        with pytest.raises(ProcessLookupError):  # killed and reaped
-            os.kill(int(pid_file.read_text()), 0)
+    for n in range(5):  # (each a child killed as it is cancelled)
+        await _cancel_a_running_check(tmp_path / f"pid{n}")
     said = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
     # ("Close running child process: kill ...", "Unknown child process pid ...", "... exit
     # status already read ...": not the debug mode's slow-step notes on a loaded machine)
